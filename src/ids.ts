@@ -1,0 +1,33 @@
+/**
+ * Identifiers Leasehold mints: `<prefix>_<24 lowercase Crockford base32 characters>`, the
+ * token drawn from 15 CSPRNG bytes (120 bits, exactly 24 characters, no padding). The
+ * alphabet drops i, l, o and u so an id read aloud or retyped cannot be misread.
+ */
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+const TOKEN = /^[0-9abcdefghjkmnpqrstvwxyz]{24}$/;
+
+export type IdPrefix = 'work' | 'env' | 'envkey' | 'apikey' | 'req';
+
+export function newId(prefix: IdPrefix): string {
+  const bytes = new Uint8Array(15);
+  crypto.getRandomValues(bytes);
+  let out = `${prefix}_`;
+  // 15 bytes = three 40-bit groups (exact in a double), each exactly eight 5-bit characters.
+  for (let g = 0; g < 15; g += 5) {
+    let acc = 0;
+    for (let i = 0; i < 5; i++) acc = acc * 256 + bytes[g + i]!;
+    for (let c = 7; c >= 0; c--) out += ALPHABET[Math.floor(acc / 2 ** (5 * c)) % 32];
+  }
+  return out;
+}
+
+/** True when `id` is exactly an id of this prefix as Leasehold mints them. */
+export function isMintedId(id: string, prefix: IdPrefix): boolean {
+  return id.startsWith(`${prefix}_`) && TOKEN.test(id.slice(prefix.length + 1));
+}
+
+/** Session ids come from the platform and are opaque: 1–128 of [A-Za-z0-9_-]. */
+const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+export function isSessionId(id: string): boolean {
+  return SESSION_ID.test(id);
+}

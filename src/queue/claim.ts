@@ -1,0 +1,35 @@
+import { sql } from 'drizzle-orm';
+import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { ITEM_COLUMNS, interval } from './sql.js';
+import type { Item, WorkKind } from './types.js';
+
+/**
+ * Leases the oldest available item of `kind` on the claim lane for `ttlMs`, or returns null
+ * when there is nothing to do. Available means queued, or active with a lapsed lease — its
+ * holder died, so the item comes back with `reclaimed: true` and the new holder should
+ * surface recovery before replaying. The id never changes on this lane: the lease itself is
+ * the proof that fences the previous holder.
+ *
+ * One statement; `SKIP LOCKED` lets any number of claimants run at once without blocking on
+ * each other or ever sharing an item. A self_hosted environment's tool_exec items are not on
+ * this lane (they are polled), so a polled item is never also claimed.
+ */
+export async function claim(db: SqlHandle, kind: WorkKind, ttlMs: number): Promise<Item | null> {
+  return maybeRow<Item>(
+    db,
+    sql`WITH picked AS (
+      SELECT id, state FROM work_items
+       WHERE lane = 'claim' AND kind = ${kind}
+         AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))
+       ORDER BY created_at
+       LIMIT 1
+       FOR UPDATE SKIP LOCKED
+    )
+    UPDATE work_items w
+       SET state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
+           claims = w.claims + 1
+      FROM picked
+     WHERE w.id = picked.id
+    RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed`,
+  );
+}

@@ -1,0 +1,133 @@
+import { sql } from 'drizzle-orm';
+import { PG_FOREIGN_KEY_VIOLATION, pgCode } from '../db/errors.js';
+import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { newId } from '../ids.js';
+import { captureTraceContext } from '../telemetry/trace-context.js';
+import { UnknownSessionError } from './errors.js';
+import { LIVE_STATES, WORK_COLUMNS } from './sql.js';
+import type { TraceContext, Work, WorkKind } from './types.js';
+
+/** The channel a poll-lane enqueue notifies, payload `{"environment_id": …}`. */
+export const WORK_CHANNEL = 'leasehold_work';
+
+export interface EnqueueInput {
+  environmentId: string;
+  sessionId: string;
+  kind: WorkKind;
+  /** String metadata projected onto the new item (e.g. from the session); `{}` when absent. */
+  metadata?: Record<string, string>;
+  /**
+   * Trace context to store. Absent → the active span's, if any. Only the exec kinds store
+   * one: a model_turn is run by the platform's own loop, which has its own trace.
+   */
+  traceContext?: TraceContext | null;
+}
+
+export interface EnqueueResult {
+  /** False when a live item of the same (session, kind) already covers the work. */
+  created: boolean;
+  /** The new item, or the live one that covers it. */
+  work: Work;
+}
+
+/**
+ * Inserts a queued item unless a live (queued/starting/active) item of the same session and
+ * kind exists, and returns whichever item now covers the work. Runs on the handle it is
+ * given, so inside a transaction it commits (and wakes pollers) only with the caller's
+ * writes: an event append and the enqueue it triggers land together or not at all.
+ *
+ * One statement in the common case. The environment row decides the lane; a poll-lane item
+ * notifies `WORK_CHANNEL` so long polls wake at once (inside a transaction, at commit).
+ * The session must exist and be bound to this environment (`UnknownSessionError`).
+ */
+export async function enqueue(db: SqlHandle, input: EnqueueInput): Promise<EnqueueResult> {
+  const metadata = validMetadata(input.metadata);
+  const trace =
+    input.kind === 'model_turn'
+      ? null
+      : input.traceContext === undefined
+        ? captureTraceContext()
+        : input.traceContext;
+  // A live item committed by a concurrent transaction after this statement's snapshot makes
+  // the insert do nothing *and* stays invisible to the same statement's read; the next
+  // statement sees it. A second miss means the live item just finished: insert again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const row = await insertOrFindLive(db, input, metadata, trace);
+    if (row) return { created: row.created, work: stripCreated(row) };
+    const live = await findLive(db, input);
+    if (live) return { created: false, work: live };
+    if (!(await sessionBound(db, input.sessionId, input.environmentId))) {
+      throw new UnknownSessionError(input.sessionId, input.environmentId);
+    }
+  }
+  throw new Error(`enqueue ${input.sessionId}/${input.kind}: the live slot kept changing under the insert`);
+}
+
+type CreatedRow = Work & { created: boolean };
+
+async function insertOrFindLive(
+  db: SqlHandle,
+  input: EnqueueInput,
+  metadata: Record<string, string>,
+  trace: TraceContext | null,
+): Promise<CreatedRow | null> {
+  try {
+    return await maybeRow<CreatedRow>(
+      db,
+      sql`WITH ins AS (
+        INSERT INTO work_items (id, environment_id, session_id, kind, lane, metadata, trace_context)
+        SELECT ${newId('work')}, e.id, ${input.sessionId}, ${input.kind},
+               CASE WHEN ${input.kind} = 'tool_exec' AND e.kind = 'self_hosted' THEN 'poll' ELSE 'claim' END,
+               ${JSON.stringify(metadata)}::jsonb, ${trace === null ? null : JSON.stringify(trace)}::jsonb
+          FROM environments e WHERE e.id = ${input.environmentId}
+        ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
+        RETURNING *
+      )
+      SELECT true AS created, ${WORK_COLUMNS},
+             CASE WHEN w.lane = 'poll'
+                  THEN pg_notify(${WORK_CHANNEL}, json_build_object('environment_id', w.environment_id)::text)::text
+             END AS notified
+        FROM ins w
+      UNION ALL
+      SELECT false, ${WORK_COLUMNS}, NULL
+        FROM work_items w
+       WHERE w.session_id = ${input.sessionId} AND w.kind = ${input.kind} AND w.state IN ${LIVE_STATES}
+         AND w.environment_id = ${input.environmentId} AND NOT EXISTS (SELECT 1 FROM ins)`,
+    );
+  } catch (err) {
+    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
+      throw new UnknownSessionError(input.sessionId, input.environmentId, { cause: err });
+    }
+    throw err;
+  }
+}
+
+async function findLive(db: SqlHandle, input: EnqueueInput): Promise<Work | null> {
+  return maybeRow<Work>(
+    db,
+    sql`SELECT ${WORK_COLUMNS} FROM work_items w
+         WHERE w.session_id = ${input.sessionId} AND w.kind = ${input.kind} AND w.state IN ${LIVE_STATES}
+           AND w.environment_id = ${input.environmentId}`,
+  );
+}
+
+async function sessionBound(db: SqlHandle, sessionId: string, environmentId: string): Promise<boolean> {
+  const row = await maybeRow(
+    db,
+    sql`SELECT 1 FROM sessions WHERE id = ${sessionId} AND environment_id = ${environmentId}`,
+  );
+  return row !== null;
+}
+
+function stripCreated(row: CreatedRow & { notified?: unknown }): Work {
+  const { created: _created, notified: _notified, ...work } = row;
+  return work;
+}
+
+function validMetadata(metadata: Record<string, string> | undefined): Record<string, string> {
+  if (metadata === undefined) return {};
+  for (const [key, value] of Object.entries(metadata)) {
+    if (typeof value !== 'string') throw new TypeError(`metadata ${JSON.stringify(key)} must be a string`);
+  }
+  return metadata;
+}

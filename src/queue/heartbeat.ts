@@ -1,0 +1,63 @@
+import { sql } from 'drizzle-orm';
+import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { isRfc3339 } from '../rfc3339.js';
+import { type HeartbeatCurrentState, HeartbeatMismatchError, WorkNotFoundError } from './errors.js';
+import { interval, ts, wireScope } from './sql.js';
+import { type HeartbeatResult, NO_HEARTBEAT, type WorkState } from './types.js';
+
+const LAST_HEARTBEAT = sql.raw(`${ts('w.last_heartbeat')} AS "lastHeartbeat"`);
+
+/**
+ * The wire's optimistic-concurrency heartbeat.
+ *
+ * - `expected === NO_HEARTBEAT` claims the lease of a just-acked item: starting → active,
+ *   stamping started_at and last_heartbeat, lease = now + ttl.
+ * - Otherwise `expected` must equal the row's last_heartbeat to the microsecond (the worker
+ *   echoes what the server last returned). An active item gets a new last_heartbeat and
+ *   lease; a stopping or stopped one answers unchanged with `leaseExtended: false` — that is
+ *   how a worker learns it was asked to stop.
+ *
+ * An unparseable `expected` fails the precondition before any lookup. No row matched → the
+ * item is either not visible (`WorkNotFoundError`) or the precondition failed
+ * (`HeartbeatMismatchError`, carrying the row's current state). `ttlSeconds` is echoed as
+ * given even when nothing was extended.
+ */
+export async function heartbeat(
+  db: SqlHandle,
+  environmentId: string,
+  workId: string,
+  expected: string,
+  ttlSeconds: number,
+): Promise<HeartbeatResult> {
+  const ttl = interval(ttlSeconds * 1000);
+  const scope = wireScope(environmentId, workId);
+  let row: { lastHeartbeat: string; state: WorkState } | null;
+  if (expected === NO_HEARTBEAT) {
+    row = await maybeRow(
+      db,
+      sql`UPDATE work_items w
+             SET state = 'active', last_heartbeat = now(), started_at = now(),
+                 lease_expires_at = now() + ${ttl}, updated_at = now()
+           WHERE ${scope} AND w.state = 'starting' AND w.last_heartbeat IS NULL
+       RETURNING ${LAST_HEARTBEAT}, w.state`,
+    );
+  } else {
+    if (!isRfc3339(expected)) throw new HeartbeatMismatchError(workId, null);
+    row = await maybeRow(
+      db,
+      sql`UPDATE work_items w
+             SET last_heartbeat = CASE WHEN w.state = 'active' THEN now() ELSE w.last_heartbeat END,
+                 lease_expires_at = CASE WHEN w.state = 'active' THEN now() + ${ttl} ELSE w.lease_expires_at END,
+                 updated_at = now()
+           WHERE ${scope} AND w.last_heartbeat = ${expected}::timestamptz
+       RETURNING ${LAST_HEARTBEAT}, w.state`,
+    );
+  }
+  if (row) return { ...row, leaseExtended: row.state === 'active', ttlSeconds };
+  const current = await maybeRow<HeartbeatCurrentState>(
+    db,
+    sql`SELECT ${LAST_HEARTBEAT}, w.state FROM work_items w WHERE ${scope}`,
+  );
+  if (!current) throw new WorkNotFoundError(workId);
+  throw new HeartbeatMismatchError(workId, current);
+}

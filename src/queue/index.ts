@@ -1,0 +1,37 @@
+/**
+ * The work queue's public surface. See `types.ts` for the terminology; each operation lives
+ * in a file named for it (the claim lane's proof-carrying writes share `lease.ts`).
+ */
+
+export { ack, STARTUP_LEASE_MS } from './ack.js';
+export { cancelSession } from './cancel-session.js';
+export { claim } from './claim.js';
+export { type EnqueueInput, type EnqueueResult, enqueue, WORK_CHANNEL } from './enqueue.js';
+export {
+  type HeartbeatCurrentState,
+  HeartbeatMismatchError,
+  LeaseLostError,
+  QueueError,
+  UnknownSessionError,
+  WorkConflictError,
+  WorkNotFoundError,
+  WorkStalledError,
+} from './errors.js';
+export { getWork } from './get-work.js';
+export { heartbeat } from './heartbeat.js';
+export {
+  finalizeAbandoned,
+  type HousekeepingCounts,
+  type HousekeepingOptions,
+  reapPolls,
+  runOnce,
+} from './housekeeping.js';
+export { type KeepLeaseOptions, keepLease, LeaseKeeper } from './keeper.js';
+export { assertLease, complete, extend, requeue } from './lease.js';
+export { listWork, type WorkCursor } from './list-work.js';
+export { FINALIZE_BATCH, poll } from './poll.js';
+export { recordPoll } from './record-poll.js';
+export { stats, WORKERS_POLLING_WINDOW_MS } from './stats.js';
+export { stop } from './stop.js';
+export * from './types.js';
+export { updateMetadata } from './update-metadata.js';

@@ -1,0 +1,71 @@
+/**
+ * The claim lane's writes by a holder: extend, complete, requeue and assert. Each matches
+ * the holder's proof — the exact `lease_expires_at` it last received — by equality, so a
+ * holder whose lease lapsed and was reclaimed, or whose item was finished or cancelled,
+ * gets `LeaseLostError` instead of silently writing over the new holder's work.
+ */
+import { sql } from 'drizzle-orm';
+import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { LeaseLostError } from './errors.js';
+import { interval, ts } from './sql.js';
+import type { Item, Timestamp } from './types.js';
+
+const HELD = (item: Item) =>
+  sql`id = ${item.id} AND state = 'active' AND lease_expires_at = ${item.lease}::timestamptz`;
+
+/**
+ * Renews the lease to `ttlMs` from now and stores the new proof in `item.lease`. No
+ * wall-clock check: a lapsed lease nobody reclaimed yet is still this holder's to renew.
+ */
+export async function extend(db: SqlHandle, item: Item, ttlMs: number): Promise<Timestamp> {
+  const row = await maybeRow<{ lease: Timestamp }>(
+    db,
+    sql`UPDATE work_items SET lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now()
+         WHERE ${HELD(item)}
+     RETURNING ${sql.raw(ts('lease_expires_at'))} AS lease`,
+  );
+  if (!row) throw new LeaseLostError(item.id);
+  item.lease = row.lease;
+  return row.lease;
+}
+
+/**
+ * Marks the item finished, in the caller's transaction when given one, so a settlement and
+ * the completion of its item commit together. A lost lease is an error: the holder's work
+ * may have raced its replacement's and must not count as cleanly finished.
+ */
+export async function complete(db: SqlHandle, item: Item): Promise<void> {
+  await handBack(db, item, 'stopped');
+}
+
+/**
+ * Hands the item back to the queue under the same id (next claim: `reclaimed: false`):
+ * the holder found follow-on work for the session that its live slot would otherwise
+ * suppress.
+ */
+export async function requeue(db: SqlHandle, item: Item): Promise<void> {
+  await handBack(db, item, 'queued');
+}
+
+async function handBack(db: SqlHandle, item: Item, state: 'stopped' | 'queued'): Promise<void> {
+  const row = await maybeRow(
+    db,
+    sql`UPDATE work_items
+           SET state = ${state}, lease_expires_at = NULL, updated_at = now(),
+               stopped_at = ${state === 'stopped' ? sql`now()` : sql`NULL`}
+         WHERE ${HELD(item)} RETURNING 1 AS ok`,
+  );
+  if (!row) throw new LeaseLostError(item.id);
+}
+
+/**
+ * Proves, inside the caller's transaction, that the holder still owns the item, and locks
+ * the row until that transaction ends. An unlocked read would be a proof only at the instant
+ * it ran; with the lock a concurrent claim (SKIP LOCKED) passes the row by even if its lease
+ * has lapsed, and a reclaim that got there first has already moved the lease this read
+ * compares. Given a pool instead of a transaction it is a bare check.
+ */
+export async function assertLease(db: SqlHandle, item: Item): Promise<void> {
+  const row = await maybeRow(db, sql`SELECT 1 AS ok FROM work_items WHERE ${HELD(item)} FOR UPDATE`);
+  if (!row) throw new LeaseLostError(item.id);
+}

@@ -1,0 +1,61 @@
+import { sql } from 'drizzle-orm';
+import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { newId } from '../ids.js';
+import { interval, WORK_COLUMNS } from './sql.js';
+import type { Work } from './types.js';
+
+/** Abandoned wind-downs a single poll finalizes at most; the rest drain on later polls. */
+export const FINALIZE_BATCH = 50;
+
+/**
+ * Reserves the oldest available item of the environment's poll lane for `reclaimMs` and
+ * hands it to a worker, or returns null. The item stays `queued`: the reservation only keeps
+ * other polls off it until the worker acks, and a lapsed one is re-offered.
+ *
+ * Available means: queued and never reserved, or its reservation lapsed; or starting/active
+ * with a lapsed lease (the worker died) — reset to a fresh queued reservation with its ack,
+ * start and heartbeat stamps cleared, indistinguishable from a never-run item.
+ *
+ * Every re-hand-out mints a fresh id (the reference's #62): the wire's lifecycle calls carry
+ * no ownership proof, so under the old id a revived stale worker's stop or heartbeat would
+ * land on whichever worker holds the item next. Under a rotated id they are 404s and the
+ * replacement is untouched. The first hand-out keeps the enqueue id — nobody held it yet, and
+ * a client that listed the item can still address it. Metadata, trace context and
+ * created_at carry over.
+ *
+ * The same statement finalizes up to FINALIZE_BATCH abandoned wind-downs of the environment
+ * (stopping, lease lapsed or absent): never re-offered, settled `stopped`. A data-modifying
+ * CTE runs whether or not anything is picked; SKIP LOCKED keeps concurrent polls from
+ * blocking each other; no ORDER BY, since every such row is equally abandoned.
+ */
+export async function poll(db: SqlHandle, environmentId: string, reclaimMs: number): Promise<Work | null> {
+  return maybeRow<Work>(
+    db,
+    sql`WITH finalized AS (
+      UPDATE work_items
+         SET state = 'stopped', stopped_at = now(), lease_expires_at = NULL, updated_at = now()
+       WHERE id IN (
+         SELECT id FROM work_items
+          WHERE environment_id = ${environmentId} AND state = 'stopping' AND lane = 'poll'
+            AND (lease_expires_at IS NULL OR lease_expires_at < now())
+          LIMIT ${FINALIZE_BATCH}
+          FOR UPDATE SKIP LOCKED)
+      RETURNING 1
+    ), picked AS (
+      SELECT id, lease_expires_at IS NULL AS first FROM work_items
+       WHERE environment_id = ${environmentId} AND lane = 'poll'
+         AND state IN ('queued', 'starting', 'active')
+         AND (lease_expires_at < now() OR (state = 'queued' AND lease_expires_at IS NULL))
+       ORDER BY created_at
+       LIMIT 1
+       FOR UPDATE SKIP LOCKED
+    )
+    UPDATE work_items w
+       SET id = CASE WHEN picked.first THEN w.id ELSE ${newId('work')} END,
+           state = 'queued', last_heartbeat = NULL, acknowledged_at = NULL, started_at = NULL,
+           lease_expires_at = now() + ${interval(reclaimMs)}, updated_at = now(), claims = w.claims + 1
+      FROM picked
+     WHERE w.id = picked.id
+    RETURNING ${WORK_COLUMNS}`,
+  );
+}

@@ -1,0 +1,25 @@
+import { sql } from 'drizzle-orm';
+import type { SqlHandle } from '../db/handle.js';
+import { interval } from './sql.js';
+import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
+
+/**
+ * Records that `workerId` polled the environment, feeding `workersPolling`. The same
+ * statement reaps the environment's other rows that have aged out of the window, so the
+ * table stays bounded by recently active workers even when every worker process mints a
+ * fresh id; a row outside the window is one the stat would not count anyway.
+ *
+ * Best-effort telemetry: callers log a failure and carry on with the poll.
+ */
+export async function recordPoll(db: SqlHandle, environmentId: string, workerId: string): Promise<void> {
+  await db.execute(
+    sql`WITH reaped AS (
+      DELETE FROM worker_polls
+       WHERE environment_id = ${environmentId} AND worker_id <> ${workerId}
+         AND last_polled_at < now() - ${interval(WORKERS_POLLING_WINDOW_MS)}
+    )
+    INSERT INTO worker_polls (environment_id, worker_id, last_polled_at)
+    VALUES (${environmentId}, ${workerId}, now())
+    ON CONFLICT (environment_id, worker_id) DO UPDATE SET last_polled_at = now()`,
+  );
+}

@@ -1,0 +1,45 @@
+/**
+ * SQL fragments every queue statement shares: the time rendering, the projections and the
+ * wire scope. Each operation writes its own statement out whole in its own file; only what
+ * must be identical everywhere lives here.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+
+/**
+ * Renders a timestamptz column as RFC 3339 UTC with microseconds, trailing zeros trimmed and
+ * the fraction dropped when zero (`…:23.12345Z`, `…:23Z`). Done in SQL so no driver's type
+ * parser or the session's TimeZone can touch it, and so the string round-trips exactly:
+ * `'<it>'::timestamptz` is the stored value to the microsecond. NULL stays NULL.
+ */
+export function ts(column: string): string {
+  return `(rtrim(rtrim(to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '0'), '.') || 'Z')`;
+}
+
+/** A duration in milliseconds as an SQL interval, bound as a parameter. */
+export function interval(ms: number): SQL {
+  return sql`(${ms}::double precision * interval '1 millisecond')`;
+}
+
+/** The `Work` projection of `work_items w`, aliased to the TypeScript field names. */
+export const WORK_COLUMNS = sql.raw(`w.id, w.environment_id AS "environmentId", w.session_id AS "sessionId",
+  w.kind, w.state, w.metadata, ${ts('w.created_at')} AS "createdAt",
+  ${ts('w.acknowledged_at')} AS "acknowledgedAt", ${ts('w.started_at')} AS "startedAt",
+  ${ts('w.last_heartbeat')} AS "lastHeartbeat", ${ts('w.stop_requested_at')} AS "stopRequestedAt",
+  ${ts('w.stopped_at')} AS "stoppedAt", ${ts('w.lease_expires_at')} AS "leaseExpiresAt",
+  w.claims, w.trace_context AS "traceContext"`);
+
+/** The `Item` projection of `work_items w` after a claim (`reclaimed` is added per statement). */
+export const ITEM_COLUMNS = sql.raw(`w.id, w.environment_id AS "environmentId", w.session_id AS "sessionId",
+  w.kind, ${ts('w.lease_expires_at')} AS lease, w.claims, w.metadata, w.trace_context AS "traceContext"`);
+
+/**
+ * The wire scope: what the work API may see by id. Only the poll lane (a tool_exec item of a
+ * self_hosted environment) of the caller's own environment; anything else must look exactly
+ * like a missing item.
+ */
+export function wireScope(environmentId: string, workId: string): SQL {
+  return sql`w.id = ${workId} AND w.environment_id = ${environmentId} AND w.lane = 'poll'`;
+}
+
+/** The live states: they hold the (session, kind) slot. */
+export const LIVE_STATES = sql.raw(`('queued', 'starting', 'active')`);

@@ -1,0 +1,51 @@
+import { sql } from 'drizzle-orm';
+import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { WorkConflictError, WorkNotFoundError } from './errors.js';
+import { WORK_COLUMNS, wireScope } from './sql.js';
+import type { Work, WorkState } from './types.js';
+
+/**
+ * Stops a work item and returns it (the wire answers 204 and discards it).
+ *
+ * - `force`: any item not yet stopped → stopped at once, lease cleared.
+ * - graceful: an `active` item → `stopping`, keeping its lease — its worker learns of the stop
+ *   from its next heartbeat, drains, and force-stops it; if that worker died, the lapse of the
+ *   lease marks the wind-down abandoned and `poll` / `finalizeAbandoned` settle it. A `queued`
+ *   or `starting` item is stopped outright: nobody could ever lead it out of `stopping` (a
+ *   queued item has no holder; a starting one has no heartbeat left to be told on).
+ *
+ * Every branch is decided on the pre-update state within one statement. An item already past
+ * the requested transition → `WorkConflictError`; not visible → `WorkNotFoundError`.
+ */
+export async function stop(
+  db: SqlHandle,
+  environmentId: string,
+  workId: string,
+  force: boolean,
+): Promise<Work> {
+  const scope = wireScope(environmentId, workId);
+  const work = await maybeRow<Work>(
+    db,
+    force
+      ? sql`UPDATE work_items w
+               SET state = 'stopped', stop_requested_at = coalesce(w.stop_requested_at, now()),
+                   stopped_at = now(), lease_expires_at = NULL, updated_at = now()
+             WHERE ${scope} AND w.state <> 'stopped'
+         RETURNING ${WORK_COLUMNS}`
+      : sql`UPDATE work_items w
+               SET state = CASE WHEN w.state = 'active' THEN 'stopping' ELSE 'stopped' END,
+                   stop_requested_at = coalesce(w.stop_requested_at, now()),
+                   stopped_at = CASE WHEN w.state = 'active' THEN w.stopped_at ELSE now() END,
+                   lease_expires_at = CASE WHEN w.state = 'active' THEN w.lease_expires_at END,
+                   updated_at = now()
+             WHERE ${scope} AND w.state IN ('queued', 'starting', 'active')
+         RETURNING ${WORK_COLUMNS}`,
+  );
+  if (work) return work;
+  const current = await maybeRow<{ state: WorkState }>(
+    db,
+    sql`SELECT w.state FROM work_items w WHERE ${scope}`,
+  );
+  if (!current) throw new WorkNotFoundError(workId);
+  throw new WorkConflictError(workId, current.state);
+}

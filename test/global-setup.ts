@@ -1,0 +1,78 @@
+/**
+ * Runs once before the suite: a migrated template database on the real PostgreSQL (each test
+ * file clones it), a migrated PGlite snapshot (each embedded-driver file loads it), and the
+ * WebSocket proxy the Neon driver reaches PostgreSQL through.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { connectPg, migratePg } from '../src/db/drivers/node-pg.js';
+import { migratePglite, openPglite } from '../src/db/drivers/pglite.js';
+import { adminQuery, databaseUrl } from './helpers/postgres.js';
+import { startWsProxy } from './helpers/ws-proxy.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    templateDatabase: string;
+    pgliteSnapshot: string;
+    wsProxyPort: number;
+  }
+}
+
+export const MIGRATIONS = path.resolve(import.meta.dirname, '../drizzle');
+
+export default async function setup(project: TestProject) {
+  const template = `leasehold_tpl_${process.pid}`;
+  await dropTestDatabases();
+  await adminQuery(`CREATE DATABASE ${template}`);
+  const conn = connectPg(databaseUrl(template), { max: 1 });
+  try {
+    await migratePg(conn.db, MIGRATIONS);
+  } finally {
+    await conn.close();
+  }
+  project.provide('templateDatabase', template);
+
+  const dir = await mkdtemp(path.join(tmpdir(), 'leasehold-test-'));
+  const lite = await openPglite();
+  await migratePglite(lite.db, MIGRATIONS);
+  const snapshot = path.join(dir, 'pglite.tar.gz');
+  await writeFile(snapshot, Buffer.from(await (await lite.client.dumpDataDir('gzip')).arrayBuffer()));
+  await lite.close();
+  project.provide('pgliteSnapshot', snapshot);
+
+  const pgAddress = new URL(databaseUrl(template));
+  const proxy = await startWsProxy([`${pgAddress.hostname}:${pgAddress.port || 5432}`]);
+  project.provide('wsProxyPort', proxy.port);
+
+  return async () => {
+    await proxy.close();
+    await rm(dir, { recursive: true, force: true });
+    await dropTestDatabases();
+  };
+}
+
+/**
+ * Drops the databases this run made, and those of runs whose process is gone (a crashed
+ * run); a concurrent run's databases are left alone. Names carry the run's pid.
+ */
+async function dropTestDatabases(): Promise<void> {
+  const { rows } = await adminQuery(
+    `SELECT datname FROM pg_database WHERE datname ~ '^leasehold_(tpl|t)_[0-9]+'`,
+  );
+  for (const { datname } of rows as { datname: string }[]) {
+    const pid = Number(/^leasehold_(?:tpl|t)_(\d+)/.exec(datname)?.[1]);
+    if (pid === process.pid || !alive(pid))
+      await adminQuery(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

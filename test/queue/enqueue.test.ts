@@ -1,0 +1,185 @@
+import { context, TraceFlags, trace } from '@opentelemetry/api';
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { claim, complete, enqueue, UnknownSessionError, WORK_CHANNEL } from '../../src/queue/index.js';
+import { useTestDb } from '../helpers/db.js';
+import { countWork, createSession, readWork, setupSession } from '../helpers/factories.js';
+import { registerContextManager } from '../helpers/otel-context.js';
+
+registerContextManager();
+
+const SPAN = {
+  traceId: '0af7651916cd43dd8448eb211c80319c',
+  spanId: 'b7ad6b7169203331',
+  traceFlags: TraceFlags.SAMPLED,
+  isRemote: false,
+};
+const underSpan = <T>(fn: () => Promise<T>) => context.with(trace.setSpanContext(context.active(), SPAN), fn);
+
+describe.each(['pg', 'pglite'] as const)('enqueue (%s)', (driver) => {
+  const t = useTestDb(driver);
+
+  it('creates a queued item with a minted work id and empty metadata', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const { created, work } = await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
+    expect(created).toBe(true);
+    expect(work.id).toMatch(/^work_[0-9a-hjkmnp-tv-z]{24}$/);
+    expect(work).toMatchObject({
+      environmentId,
+      sessionId,
+      kind: 'model_turn',
+      state: 'queued',
+      metadata: {},
+    });
+    expect(work.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/);
+    expect(work.leaseExpiresAt).toBeNull();
+  });
+
+  it('is idempotent per live (session, kind) and returns the live item that covers the work', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const first = await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
+    const second = await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
+    expect(second.created).toBe(false);
+    expect(second.work.id).toBe(first.work.id);
+    const other = await enqueue(t.db, { environmentId, sessionId, kind: 'tool_exec' });
+    expect(other.created).toBe(true);
+    expect(await countWork(t.db)).toBe(2);
+  });
+
+  it('a claimed (active) item still holds the slot; completing it frees the slot', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
+    const item = await claim(t.db, 'model_turn', 60_000);
+    expect((await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' })).created).toBe(false);
+    await complete(t.db, item!);
+    expect((await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' })).created).toBe(true);
+  });
+
+  it('rejects an unknown session, an unknown environment and a session bound elsewhere', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const { environmentId: otherEnv } = await setupSession(t.db, 'cloud');
+    await expect(
+      enqueue(t.db, { environmentId, sessionId: 'sesn_missing', kind: 'model_turn' }),
+    ).rejects.toThrow(UnknownSessionError);
+    await expect(
+      enqueue(t.db, { environmentId: 'env_missing', sessionId, kind: 'model_turn' }),
+    ).rejects.toThrow(UnknownSessionError);
+    await expect(enqueue(t.db, { environmentId: otherEnv, sessionId, kind: 'model_turn' })).rejects.toThrow(
+      UnknownSessionError,
+    );
+    // …even while the session has a live item of that kind in its own environment.
+    await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
+    await expect(enqueue(t.db, { environmentId: otherEnv, sessionId, kind: 'model_turn' })).rejects.toThrow(
+      UnknownSessionError,
+    );
+    expect(await countWork(t.db)).toBe(1);
+  });
+
+  it('projects the given string metadata onto the new item', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db);
+    const { work } = await enqueue(t.db, {
+      environmentId,
+      sessionId,
+      kind: 'tool_exec',
+      metadata: { origin: 'turn-7', empty: '' },
+    });
+    expect(work.metadata).toEqual({ origin: 'turn-7', empty: '' });
+    await expect(
+      enqueue(t.db, { environmentId, sessionId, kind: 'web_exec', metadata: { n: 5 as unknown as string } }),
+    ).rejects.toThrow(TypeError);
+  });
+
+  it('captures the active span as trace context for exec kinds only', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const traced = await underSpan(() => enqueue(t.db, { environmentId, sessionId, kind: 'tool_exec' }));
+    expect(traced.work.traceContext).toEqual({ traceparent: `00-${SPAN.traceId}-${SPAN.spanId}-01` });
+    const turn = await underSpan(() => enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' }));
+    expect(turn.work.traceContext).toBeNull();
+    const untraced = await enqueue(t.db, { environmentId, sessionId, kind: 'web_exec' });
+    expect(untraced.work.traceContext).toBeNull();
+    // Stored as SQL NULL, never `{}`.
+    const raw = await t.db.execute(
+      sql`SELECT count(*)::int AS n FROM work_items WHERE trace_context IS NULL`,
+    );
+    expect((raw as unknown as { rows: { n: number }[] }).rows[0]!.n).toBe(2);
+  });
+
+  it('joins the caller transaction: a rollback leaves no item behind', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    await expect(
+      t.db.transaction(async (tx) => {
+        await enqueue(tx, { environmentId, sessionId, kind: 'model_turn' });
+        throw new Error('settlement failed');
+      }),
+    ).rejects.toThrow('settlement failed');
+    expect(await countWork(t.db)).toBe(0);
+    const inTx = await t.db.transaction((tx) =>
+      enqueue(tx, { environmentId, sessionId, kind: 'model_turn' }),
+    );
+    expect(await readWork(t.db, inTx.work.id)).not.toBeNull();
+  });
+
+  it('a session can hold one live item of each kind at once', async () => {
+    const { environmentId } = await setupSession(t.db, 'cloud');
+    const sessionId = await createSession(t.db, environmentId);
+    for (const kind of ['model_turn', 'tool_exec', 'web_exec', 'outputs_harvest', 'mcp_exec'] as const) {
+      expect((await enqueue(t.db, { environmentId, sessionId, kind })).created).toBe(true);
+    }
+    expect(await countWork(t.db, 'queued')).toBe(5);
+  });
+});
+
+describe('enqueue on real PostgreSQL connections', () => {
+  const t = useTestDb('pg', { poolSize: 20 });
+
+  it('concurrent enqueues of one (session, kind) create exactly one live item', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const results = await Promise.all(
+      Array.from({ length: 32 }, () => enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' })),
+    );
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.work.id)).size).toBe(1);
+    expect(await countWork(t.db)).toBe(1);
+  });
+
+  it('concurrent enqueues in open transactions agree on one live item once they commit', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        t.db.transaction(async (tx) => {
+          const r = await enqueue(tx, { environmentId, sessionId, kind: 'model_turn' });
+          await tx.execute(sql`SELECT pg_sleep(0.01)`);
+          return r;
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.work.id)).size).toBe(1);
+  });
+
+  it('wakes pollers only when the enqueuing transaction commits, and only for the poll lane', async () => {
+    const listener = new pg.Client({ connectionString: t.url! });
+    await listener.connect();
+    const received: string[] = [];
+    listener.on('notification', (n) => received.push(n.payload ?? ''));
+    await listener.query(`LISTEN ${WORK_CHANNEL}`);
+    try {
+      const selfHosted = await setupSession(t.db, 'self_hosted');
+      const cloud = await setupSession(t.db, 'cloud');
+      let notifiedInside = -1;
+      const arrived = new Promise<void>((resolve) => listener.once('notification', () => resolve()));
+      await t.db.transaction(async (tx) => {
+        await enqueue(tx, { ...cloud, kind: 'tool_exec' });
+        await enqueue(tx, { ...selfHosted, kind: 'tool_exec' });
+        await listener.query('SELECT 1'); // a round trip on the listener: nothing may arrive yet
+        notifiedInside = received.length;
+      });
+      await arrived;
+      expect(notifiedInside).toBe(0);
+      expect(received.map((p) => JSON.parse(p))).toEqual([{ environment_id: selfHosted.environmentId }]);
+    } finally {
+      await listener.end();
+    }
+  });
+});
