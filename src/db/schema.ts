@@ -21,6 +21,7 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import { WORK_KINDS, WORK_LANES, WORK_STATES } from '../queue/types.js';
 
 const stamp = (name: string) => timestamp(name, { withTimezone: true, mode: 'string' });
 
@@ -67,10 +68,6 @@ export const sessions = pgTable(
     unique('sessions_id_environment_key').on(t.id, t.environmentId),
   ],
 );
-
-export const WORK_KINDS = ['model_turn', 'tool_exec', 'web_exec', 'outputs_harvest', 'mcp_exec'] as const;
-export const WORK_STATES = ['queued', 'starting', 'active', 'stopping', 'stopped'] as const;
-export const WORK_LANES = ['claim', 'poll'] as const;
 
 export const workItems = pgTable(
   'work_items',

@@ -30,7 +30,11 @@
  * All times are database time, rendered as RFC 3339 UTC strings with microseconds (trailing
  * zeros trimmed, `Z`): a JS `Date` would drop the microseconds that proofs compare on.
  */
-import type { WORK_KINDS, WORK_STATES } from '../db/schema.js';
+
+export const WORK_KINDS = ['model_turn', 'tool_exec', 'web_exec', 'outputs_harvest', 'mcp_exec'] as const;
+export const WORK_STATES = ['queued', 'starting', 'active', 'stopping', 'stopped'] as const;
+/** Who may take an item: `claim` (in-process/platform) or `poll` (the wire). */
+export const WORK_LANES = ['claim', 'poll'] as const;
 
 export type WorkKind = (typeof WORK_KINDS)[number];
 export type WorkState = (typeof WORK_STATES)[number];
