@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { isRfc3339 } from '../rfc3339.js';
 import { type HeartbeatCurrentState, HeartbeatMismatchError, WorkNotFoundError } from './errors.js';
@@ -49,7 +49,7 @@ export async function heartbeat(
              SET last_heartbeat = CASE WHEN w.state = 'active' THEN now() ELSE w.last_heartbeat END,
                  lease_expires_at = CASE WHEN w.state = 'active' THEN now() + ${ttl} ELSE w.lease_expires_at END,
                  updated_at = now()
-           WHERE ${scope} AND w.last_heartbeat = ${expected}::timestamptz
+           WHERE ${scope} AND w.last_heartbeat = ${instantOf(expected)}
        RETURNING ${LAST_HEARTBEAT}, w.state`,
     );
   }
@@ -60,4 +60,16 @@ export async function heartbeat(
   );
   if (!current) throw new WorkNotFoundError(workId);
   throw new HeartbeatMismatchError(workId, current);
+}
+
+/**
+ * The instant a valid RFC 3339 `expected` names. Postgres refuses some valid RFC 3339 values
+ * (offsets beyond ±15:59, fractions over a hundred-odd digits), which would surface as a
+ * database error instead of a mismatch; so the local time and the offset are bound apart and
+ * the fraction is cut to nanoseconds, as the reference's parser does.
+ */
+function instantOf(expected: string): SQL {
+  const m = /^(.{19})(\.\d{1,9})?\d*(?:[Zz]|([+-])(\d{2}):(\d{2}))$/.exec(expected)!;
+  const offset = m[3] === undefined ? 0 : (m[3] === '-' ? -1 : 1) * (Number(m[4]) * 60 + Number(m[5]));
+  return sql`((${m[1]! + (m[2] ?? '')}::timestamp - make_interval(mins => ${offset}::integer)) AT TIME ZONE 'UTC')`;
 }

@@ -70,7 +70,14 @@ export class LeaseKeeper {
     this.signal.addEventListener('abort', () => this.wakeUp(), { once: true });
     if (parent) {
       if (parent.aborted) this.controller.abort(parent.reason);
-      else parent.addEventListener('abort', () => this.controller.abort(parent.reason), { once: true });
+      else {
+        const onParentAbort = () => this.controller.abort(parent.reason);
+        parent.addEventListener('abort', onParentAbort, { once: true });
+        // A long-lived parent (a process-wide shutdown signal) must not keep every finished keeper.
+        this.signal.addEventListener('abort', () => parent.removeEventListener('abort', onParentAbort), {
+          once: true,
+        });
+      }
     }
     this.loop = this.run();
   }
@@ -96,12 +103,13 @@ export class LeaseKeeper {
   }
 
   private async run(): Promise<void> {
-    let grid = this.start; // the last grid point whose tick has been consumed
-    let due = grid + this.intervalMs;
+    let grid = this.start + this.intervalMs; // the grid point of the tick being waited for
+    let due = grid;
     while (!this.closed && !this.signal.aborted) {
       await this.sleepUntil(due);
+      // Node's timers can fire up to a millisecond early by the monotonic clock: never tick early.
+      while (this.clock.now() < due && !this.closed && !this.signal.aborted) await this.sleepUntil(due);
       if (this.closed || this.signal.aborted) return;
-      grid = due;
       if (!(await this.tick())) return;
       // Grid ticks that fell during the renewal collapse into one buffered tick, fired now.
       const now = this.clock.now();
@@ -110,6 +118,7 @@ export class LeaseKeeper {
         grid += Math.floor((now - grid) / this.intervalMs) * this.intervalMs;
         due = now;
       } else {
+        grid = next;
         due = next;
       }
     }
@@ -124,11 +133,15 @@ export class LeaseKeeper {
     const budget = this.ttlMs - (now - this.bought);
     if (budget <= 0)
       return this.fail(new LeaseLostError(this.item.id, 'lease ran out before it could be renewed'));
+    let lease: Item['lease'];
     try {
-      await this.withBudget(extend(this.db, this.item, this.ttlMs), budget);
+      // On a copy: a renewal that outlives its budget may still commit later, and must not
+      // move `item.lease` under a holder already told the lease is lost (after close()).
+      lease = await this.withBudget(extend(this.db, { ...this.item }, this.ttlMs), budget);
     } catch (err) {
       return this.fail(err instanceof Error ? err : new LeaseLostError(this.item.id, String(err)));
     }
+    this.item.lease = lease;
     this.bought = this.clock.now();
     return true;
   }

@@ -6,8 +6,20 @@ import { sql } from 'drizzle-orm';
 import type { SqlHandle } from '../../src/db/handle.js';
 import { maybeRow } from '../../src/db/handle.js';
 import { newId } from '../../src/ids.js';
+import { ack } from '../../src/queue/ack.js';
+import { enqueue } from '../../src/queue/enqueue.js';
+import { heartbeat } from '../../src/queue/heartbeat.js';
+import { poll } from '../../src/queue/poll.js';
 import { ts } from '../../src/queue/sql.js';
-import type { Item, Timestamp, WorkState } from '../../src/queue/types.js';
+import { stop } from '../../src/queue/stop.js';
+import {
+  type Item,
+  NO_HEARTBEAT,
+  type Timestamp,
+  type TraceContext,
+  type WorkKind,
+  type WorkState,
+} from '../../src/queue/types.js';
 
 export type EnvironmentKind = 'cloud' | 'self_hosted';
 
@@ -93,4 +105,117 @@ export async function countWork(db: SqlHandle, state?: WorkState): Promise<numbe
       : sql`SELECT count(*)::int AS n FROM work_items`,
   );
   return row?.n ?? 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Poll-lane (wire) fixtures.
+// ---------------------------------------------------------------------------------------------
+
+/** The lifecycle points `wireWork` can leave an item at. */
+export type WireStage = 'queued' | 'reserved' | 'starting' | 'active' | 'stopping' | 'stopped';
+
+/**
+ * Enqueues a tool_exec item for the session and drives it through the wire operations to
+ * `stage`: `queued` (never polled), `reserved` (polled, not acked), `starting` (acked),
+ * `active` (first heartbeat), `stopping` (graceful stop of the active item) or `stopped`
+ * (force stop of the active item). The item must be the environment's only available one.
+ * Returns its id and the heartbeat value a worker would echo next (null before `active`).
+ */
+export async function wireWork(
+  db: SqlHandle,
+  target: { environmentId: string; sessionId: string },
+  stage: WireStage,
+  options: { metadata?: Record<string, string>; traceContext?: TraceContext | null } = {},
+): Promise<{ id: string; lastHeartbeat: Timestamp | null }> {
+  const { work } = await enqueue(db, { ...target, kind: 'tool_exec', ...options });
+  if (stage === 'queued') return { id: work.id, lastHeartbeat: null };
+  const polled = await poll(db, target.environmentId, 60_000);
+  if (polled?.id !== work.id) throw new Error(`wireWork: poll handed out ${polled?.id}, not ${work.id}`);
+  if (stage === 'reserved') return { id: work.id, lastHeartbeat: null };
+  await ack(db, target.environmentId, work.id);
+  if (stage === 'starting') return { id: work.id, lastHeartbeat: null };
+  const hb = await heartbeat(db, target.environmentId, work.id, NO_HEARTBEAT, 30);
+  if (stage !== 'active') await stop(db, target.environmentId, work.id, stage === 'stopped');
+  return { id: work.id, lastHeartbeat: hb.lastHeartbeat };
+}
+
+/**
+ * Inserts `count` items straight into work_items (lane derived from the environment as
+ * enqueue does), for states and backlogs the operations would take many calls to build.
+ * Stopping and stopped rows share the session freely: only live states hold its slot.
+ * `leaseInMs`: the lease relative to now (negative = lapsed); absent or null = no lease.
+ */
+export async function insertWork(
+  db: SqlHandle,
+  target: { environmentId: string; sessionId: string },
+  options: { kind?: WorkKind; state?: WorkState; leaseInMs?: number | null; count?: number } = {},
+): Promise<string[]> {
+  const ids = Array.from({ length: options.count ?? 1 }, () => newId('work'));
+  const kind = options.kind ?? 'tool_exec';
+  const state = options.state ?? 'queued';
+  const lease = options.leaseInMs ?? null;
+  await db.execute(
+    sql`INSERT INTO work_items (id, environment_id, session_id, kind, lane, state, lease_expires_at,
+                                stop_requested_at, stopped_at)
+        SELECT i.id, e.id, ${target.sessionId}, ${kind},
+               CASE WHEN ${kind} = 'tool_exec' AND e.kind = 'self_hosted' THEN 'poll' ELSE 'claim' END,
+               ${state},
+               CASE WHEN ${lease}::double precision IS NULL THEN NULL
+                    ELSE now() + ${lease}::double precision * interval '1 millisecond' END,
+               CASE WHEN ${state} IN ('stopping', 'stopped') THEN now() END,
+               CASE WHEN ${state} = 'stopped' THEN now() END
+          FROM jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) AS i(id), environments e
+         WHERE e.id = ${target.environmentId}`,
+  );
+  return ids;
+}
+
+/** The window a lease or reservation was granted for: lease_expires_at − updated_at, in ms. */
+export async function leaseWindowMs(db: SqlHandle, workId: string): Promise<number | null> {
+  const row = await maybeRow<{ ms: number | null }>(
+    db,
+    sql`SELECT (extract(epoch FROM lease_expires_at - updated_at) * 1000)::double precision AS ms
+          FROM work_items WHERE id = ${workId}`,
+  );
+  if (!row) throw new Error(`leaseWindowMs: no item ${workId}`);
+  return row.ms;
+}
+
+/**
+ * Orders two wire timestamps as instants, in the database (a JS Date would drop their
+ * microseconds, and the trimmed rendering does not sort as text): -1, 0 or 1.
+ */
+export async function compareTimestamps(db: SqlHandle, a: Timestamp, b: Timestamp): Promise<-1 | 0 | 1> {
+  const row = await maybeRow<{ c: -1 | 0 | 1 }>(
+    db,
+    sql`SELECT CASE WHEN ${a}::timestamptz < ${b}::timestamptz THEN -1
+                    WHEN ${a}::timestamptz = ${b}::timestamptz THEN 0 ELSE 1 END AS c`,
+  );
+  return row!.c;
+}
+
+/** Sets an item's created_at (any timestamptz literal), to fix the order of a test's items. */
+export async function setCreatedAt(db: SqlHandle, workId: string, createdAt: string): Promise<void> {
+  await db.execute(sql`UPDATE work_items SET created_at = ${createdAt}::timestamptz WHERE id = ${workId}`);
+}
+
+/** Moves a worker's last poll `ms` into the past, as if it had gone quiet that long ago. */
+export async function agePoll(
+  db: SqlHandle,
+  environmentId: string,
+  workerId: string,
+  ms: number,
+): Promise<void> {
+  await db.execute(
+    sql`UPDATE worker_polls SET last_polled_at = now() - ${ms}::double precision * interval '1 millisecond'
+         WHERE environment_id = ${environmentId} AND worker_id = ${workerId}`,
+  );
+}
+
+/** The worker ids with a worker_polls row in the environment, sorted. */
+export async function pollers(db: SqlHandle, environmentId: string): Promise<string[]> {
+  const result = (await db.execute(
+    sql`SELECT worker_id AS "workerId" FROM worker_polls WHERE environment_id = ${environmentId} ORDER BY worker_id`,
+  )) as { rows: { workerId: string }[] };
+  return result.rows.map((r) => r.workerId);
 }

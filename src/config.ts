@@ -1,0 +1,58 @@
+/**
+ * Configuration, parsed once at the edge of each entry point. The only file that names the
+ * settings; entry points hand it their raw environment (`process.env` on Node, the bindings
+ * object on Workers) and get a typed config or a `ConfigError` naming what is wrong.
+ */
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface Config {
+  /** Postgres connection string; null → the embedded PGlite database. */
+  databaseUrl: string | null;
+  /** Node server port. */
+  port: number;
+  /** The first admin API key, stored hashed at start-up; never logged. */
+  adminKey: string | null;
+  /** `ws://` or `wss://` URL of a NATS server with JetStream; null → journal off. */
+  natsUrl: string | null;
+  /** Where the embedded database keeps its files. */
+  dataDir: string;
+}
+
+/** Node's default port: the same as `wrangler dev`, so local clients need no change between the two. */
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_DATA_DIR = '.leasehold/data';
+
+export function parseConfig(raw: Record<string, unknown>): Config {
+  const text = (name: string): string | null => {
+    const value = raw[name];
+    if (value === undefined || value === null || value === '') return null;
+    if (typeof value !== 'string') throw new ConfigError(`${name} must be a string`);
+    return value;
+  };
+  const databaseUrl = text('DATABASE_URL');
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  const portText = text('PORT');
+  const port = portText === null ? DEFAULT_PORT : Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`PORT must be an integer between 0 and 65535, not ${JSON.stringify(portText)}`);
+  }
+  const natsUrl = text('NATS_URL');
+  if (natsUrl !== null && !/^wss?:\/\//.test(natsUrl)) {
+    throw new ConfigError('NATS_URL must be a ws:// or wss:// URL (the journal speaks NATS over websockets)');
+  }
+  return {
+    databaseUrl,
+    port,
+    adminKey: text('LEASEHOLD_ADMIN_KEY'),
+    natsUrl,
+    dataDir: text('LEASEHOLD_DATA_DIR') ?? DEFAULT_DATA_DIR,
+  };
+}
