@@ -16,6 +16,8 @@ export interface Config {
   databaseUrl: string | null;
   /** Node server port. */
   port: number;
+  /** Node server listen address; loopback unless told otherwise. */
+  host: string;
   /** The first admin API key, stored hashed at start-up; never logged. */
   adminKey: string | null;
   /** `ws://` or `wss://` URL of a NATS server with JetStream; null → journal off. */
@@ -51,6 +53,7 @@ export function parseConfig(raw: Record<string, unknown>): Config {
   return {
     databaseUrl,
     port,
+    host: text('HOST') ?? '127.0.0.1',
     adminKey: text('LEASEHOLD_ADMIN_KEY'),
     natsUrl,
     dataDir: text('LEASEHOLD_DATA_DIR') ?? DEFAULT_DATA_DIR,

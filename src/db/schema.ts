@@ -154,3 +154,45 @@ export const workerPolls = pgTable(
   },
   (t) => [primaryKey({ columns: [t.environmentId, t.workerId] })],
 );
+
+/** Environment keys: the data-plane credential of one environment's workers. */
+export const environmentKeys = pgTable(
+  'environment_keys',
+  {
+    id: text('id').primaryKey(),
+    environmentId: text('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    // Lowercase hex SHA-256 of the whole secret; the secret itself is never stored.
+    keyHash: text('key_hash').notNull().unique('environment_keys_key_hash_key'),
+    createdAt: stamp('created_at').notNull().defaultNow(),
+    expiresAt: stamp('expires_at'),
+    revokedAt: stamp('revoked_at'),
+  },
+  (t) => [index('environment_keys_environment_idx').on(t.environmentId)],
+);
+
+export const API_KEY_SCOPES = ['admin', 'platform'] as const;
+
+/** API keys: `admin` (management, everything) or `platform` (the platform lane). */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    scope: text('scope', { enum: API_KEY_SCOPES }).notNull(),
+    keyHash: text('key_hash').notNull().unique('api_keys_key_hash_key'),
+    // `config`: the admin key given by LEASEHOLD_ADMIN_KEY, replaced when the setting changes.
+    source: text('source', { enum: ['config', 'api'] })
+      .notNull()
+      .default('api'),
+    createdAt: stamp('created_at').notNull().defaultNow(),
+    expiresAt: stamp('expires_at'),
+    revokedAt: stamp('revoked_at'),
+  },
+  (t) => [
+    check('api_keys_scope_check', sql`${t.scope} IN ('admin', 'platform')`),
+    check('api_keys_source_check', sql`${t.source} IN ('config', 'api')`),
+  ],
+);

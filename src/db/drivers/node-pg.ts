@@ -31,3 +31,66 @@ export function connectPg(url: string, options: PgOptions = {}): PgConnection {
 export async function migratePg(db: NodePgDatabase, migrationsFolder: string): Promise<void> {
   await migrate(db, { migrationsFolder });
 }
+
+export interface Listener {
+  close(): Promise<void>;
+}
+
+/**
+ * LISTENs on `channel` over a dedicated connection (never a pooled one) and hands each
+ * payload to `onPayload`. When the connection drops it reconnects with backoff and calls
+ * `onReconnect`, since notifications sent while it was away are gone.
+ */
+export function listenPg(
+  url: string,
+  channel: string,
+  onPayload: (payload: string) => void,
+  onReconnect: () => void,
+  onError: (err: Error) => void = () => {},
+): Listener {
+  let client: pg.Client | null = null;
+  let closed = false;
+  let retry: ReturnType<typeof setTimeout> | null = null;
+  let attempt = 0;
+
+  const connect = async () => {
+    const c = new pg.Client({ connectionString: url });
+    client = c;
+    c.on('notification', (n) => n.payload !== undefined && onPayload(n.payload));
+    c.on('error', (err) => {
+      onError(err);
+      schedule();
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      if (attempt > 0) onReconnect();
+      attempt = 0;
+    } catch (err) {
+      onError(err as Error);
+      schedule();
+    }
+  };
+  const schedule = () => {
+    if (closed || retry) return;
+    const old = client;
+    client = null;
+    old?.end().catch(() => {});
+    attempt++;
+    retry = setTimeout(
+      () => {
+        retry = null;
+        void connect();
+      },
+      Math.min(100 * 2 ** attempt, 5_000),
+    );
+  };
+  void connect();
+  return {
+    close: async () => {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      await client?.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * Node entry (`npm start`): the Hono app on @hono/node-server over a pooled `pg` connection,
+ * or — with no DATABASE_URL — over an embedded PGlite database in LEASEHOLD_DATA_DIR.
+ * Long polls wake on LISTEN/NOTIFY; housekeeping runs on a timer; SIGTERM drains.
+ */
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve } from '@hono/node-server';
+import { createApp } from '../src/api/app.js';
+import type { ApiDeps } from '../src/api/types.js';
+import { WakeHub } from '../src/api/wake.js';
+import { ensureConfiguredAdminKey, hasAdminKey, issueApiKey } from '../src/auth/credentials.js';
+import { type Config, ConfigError, parseConfig } from '../src/config.js';
+import { connectPg, listenPg, migratePg } from '../src/db/drivers/node-pg.js';
+import { migratePglite, openPglite } from '../src/db/drivers/pglite.js';
+import type { Database } from '../src/db/handle.js';
+import { runOnce, WORK_CHANNEL } from '../src/queue/index.js';
+
+const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../drizzle');
+/** How often housekeeping runs; each run is bounded and safe to overlap with another replica's. */
+const HOUSEKEEPING_EVERY_MS = 60_000;
+
+const log = {
+  info: (message: string) => console.warn(`[leasehold] ${message}`),
+  warn: (message: string, fields?: Record<string, unknown>) =>
+    console.warn(`[leasehold] warn: ${message}`, fields ? JSON.stringify(fields) : ''),
+  error: (message: string, fields?: Record<string, unknown>) =>
+    console.error(`[leasehold] error: ${message}`, fields ? JSON.stringify(fields) : ''),
+};
+
+interface Storage {
+  db: Database;
+  description: string;
+  close(): Promise<void>;
+}
+
+async function openStorage(config: Config, hub: WakeHub): Promise<Storage> {
+  const notify = (payload: string) => {
+    try {
+      hub.notify((JSON.parse(payload) as { environment_id: string }).environment_id);
+    } catch {
+      hub.notifyAll();
+    }
+  };
+  if (config.databaseUrl) {
+    const conn = connectPg(config.databaseUrl, {
+      onError: (err) => log.warn('idle connection error', { error: err.message }),
+    });
+    await migratePg(conn.db, MIGRATIONS);
+    const listener = listenPg(
+      config.databaseUrl,
+      WORK_CHANNEL,
+      notify,
+      () => hub.notifyAll(),
+      (err) => log.warn('listen connection error', { error: err.message }),
+    );
+    return {
+      db: conn.db,
+      description: 'PostgreSQL (DATABASE_URL)',
+      close: async () => {
+        await listener.close();
+        await conn.close();
+      },
+    };
+  }
+  const dataDir = path.resolve(config.dataDir);
+  await mkdir(dataDir, { recursive: true });
+  const lite = await openPglite(dataDir);
+  await migratePglite(lite.db, MIGRATIONS);
+  const unlisten = await lite.client.listen(WORK_CHANNEL, notify);
+  return {
+    db: lite.db,
+    description: `embedded PGlite in ${dataDir}`,
+    close: async () => {
+      await unlisten();
+      await lite.close();
+    },
+  };
+}
+
+/** Makes sure someone can administer the server: the configured key, or a generated one on disk. */
+async function ensureAdmin(db: Database, config: Config): Promise<void> {
+  if (config.adminKey) {
+    await ensureConfiguredAdminKey(db, config.adminKey);
+    return;
+  }
+  if (await hasAdminKey(db)) return;
+  const issued = await issueApiKey(db, 'generated admin key', 'admin', null);
+  const file = path.join(path.resolve(config.dataDir), '..', 'admin-key');
+  await writeFile(file, `${issued.key}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  log.info(`created the first admin API key; it is in ${file} (shown nowhere else)`);
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`[leasehold] configuration error: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const hub = new WakeHub();
+  const storage = await openStorage(config, hub);
+  await ensureAdmin(storage.db, config);
+  if (!config.natsUrl) log.info('NATS_URL is not set: the journal is off');
+
+  const deps: ApiDeps = { db: storage.db, wake: hub, log };
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
+    log.info(`listening on http://${info.address}:${info.port} (${storage.description})`),
+  );
+
+  let housekeeping: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    housekeeping = runOnce({ db: storage.db }).catch((err: Error) =>
+      log.warn('housekeeping', { error: err.message }),
+    );
+  }, HOUSEKEEPING_EVERY_MS);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal}: draining`);
+    clearInterval(timer);
+    // Stop accepting; in-flight requests (long polls included, ≤ 1 s) finish first.
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await housekeeping;
+    await storage.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  console.error('[leasehold] failed to start:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});

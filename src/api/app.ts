@@ -1,0 +1,51 @@
+/**
+ * The HTTP app: the same Hono app on Node and Workers. Every response carries a
+ * `request-id`; every failure leaves in the error envelope; routes register themselves from
+ * `routes/`, one endpoint per file.
+ */
+import { Hono } from 'hono';
+import { newId } from '../ids.js';
+import { type ApiError, errorBody, internalError, notFound, toApiError } from './errors.js';
+import { registerRoutes } from './routes/index.js';
+import type { ApiDeps, AppEnv } from './types.js';
+
+export function createApp(deps: ApiDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use(async (c, next) => {
+    const requestId = newId('req');
+    c.set('requestId', requestId);
+    c.set('deps', deps);
+    c.set('principal', undefined);
+    await next();
+    c.res.headers.set('request-id', requestId);
+  });
+
+  registerRoutes(app);
+
+  app.notFound((c) =>
+    respondError(c.get('requestId') ?? newId('req'), notFound(`no such endpoint: ${c.req.path}`)),
+  );
+
+  app.onError((err, c) => {
+    const requestId = c.get('requestId') ?? newId('req');
+    const known = toApiError(err);
+    if (known) return respondError(requestId, known);
+    (deps.log ?? console).error('unhandled error', { requestId, error: describe(err) });
+    return respondError(requestId, internalError());
+  });
+
+  return app;
+}
+
+function respondError(requestId: string, err: ApiError): Response {
+  const headers = new Headers({ 'content-type': 'application/json', 'request-id': requestId });
+  for (const [k, v] of Object.entries(err.options.headers ?? {})) headers.set(k, v);
+  return new Response(`${JSON.stringify(errorBody(requestId, err))}\n`, { status: err.status, headers });
+}
+
+/** What a log may say about an error: its name, message and code, never a bound value or client. */
+function describe(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { value: String(err) };
+  return { name: err.name, message: err.message, code: (err as { code?: unknown }).code };
+}

@@ -1,0 +1,80 @@
+/**
+ * The wire's error envelope and the one place where failures become HTTP statuses:
+ * `{"type":"error","request_id":"req_…","error":{"type":…,"message":…,"details"?:…}}`.
+ * Queue outcomes map to 404/409/412; anything unknown is logged with the request id and
+ * answered with a generic 500 that reveals nothing.
+ */
+import {
+  HeartbeatMismatchError,
+  LeaseLostError,
+  UnknownSessionError,
+  WorkConflictError,
+  WorkNotFoundError,
+} from '../queue/errors.js';
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'request_too_large'
+  | 'lease_lost_error'
+  | 'api_error';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    message: string,
+    readonly options: { details?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const badRequest = (message: string) => new ApiError(400, 'invalid_request_error', message);
+export const unauthorized = (message: string) => new ApiError(401, 'authentication_error', message);
+export const forbidden = (message: string) => new ApiError(403, 'permission_error', message);
+export const notFound = (message: string) => new ApiError(404, 'not_found_error', message);
+/** A semantic conflict: retrying cannot help, so the SDK is told not to (it retries 409s by default). */
+export const conflict = (message: string, type: ErrorType = 'invalid_request_error') =>
+  new ApiError(409, type, message, { headers: { 'x-should-retry': 'false' } });
+
+/** The HTTP form of a failure; null for failures that are not the client's (→ 500). */
+export function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof WorkNotFoundError) return notFound('work item not found');
+  if (err instanceof WorkConflictError) return conflict('work item is already stopping or stopped');
+  if (err instanceof LeaseLostError)
+    return conflict('the lease is no longer held by this proof', 'lease_lost_error');
+  if (err instanceof UnknownSessionError) return badRequest(err.message);
+  if (err instanceof HeartbeatMismatchError) return preconditionFailed(err, 0);
+  return null;
+}
+
+/**
+ * A heartbeat's 412, shaped so the SDK raises `BetaHeartbeatPreconditionFailedError` and its
+ * worker can read the server's view of the lease at `error.details.current_state`.
+ */
+export function preconditionFailed(err: HeartbeatMismatchError, ttlSeconds: number): ApiError {
+  return new ApiError(412, 'invalid_request_error', err.message, {
+    details: {
+      error_code: 'heartbeat_precondition_failed',
+      current_state: {
+        state: err.current?.state ?? null,
+        last_heartbeat: err.current?.lastHeartbeat ?? null,
+        lease_extended: false,
+        ttl_seconds: ttlSeconds,
+      },
+    },
+  });
+}
+
+export function errorBody(requestId: string, err: ApiError): Record<string, unknown> {
+  const error: Record<string, unknown> = { type: err.type, message: err.message };
+  if (err.options.details) error.details = err.options.details;
+  return { type: 'error', request_id: requestId, error };
+}
+
+export const internalError = () => new ApiError(500, 'api_error', 'internal server error');

@@ -1,0 +1,95 @@
+import type { Hono } from 'hono';
+import { z } from 'zod';
+import { poll, recordPoll, type Work } from '../../queue/index.js';
+import { authorize, ENVIRONMENT_KEY } from '../auth.js';
+import { badRequest } from '../errors.js';
+import { document } from '../openapi.js';
+import { reply } from '../reply.js';
+import type { AppEnv } from '../types.js';
+import { pollingWake } from '../wake.js';
+import { toWireWork, wireWorkSchema } from '../wire.js';
+import { environmentId, lenientInt, WORK_BASE } from './work-scope.js';
+
+/** The SDK's cap on a long poll: "long" here means under a second. */
+export const MAX_BLOCK_MS = 999;
+/** How long a polled item stays reserved for its worker's ack, unless the worker says otherwise. */
+export const DEFAULT_RECLAIM_MS = 5_000;
+export const MAX_RECLAIM_MS = 600_000;
+const MAX_WORKER_ID = 256;
+
+/**
+ * GET /work/poll — hands a worker the oldest available item (state `queued`, reserved for
+ * `reclaim_older_than_ms`) or `null`. With `block_ms` it waits up to that long for work,
+ * holding no transaction or pooled connection while it waits: it watches the environment
+ * before the first attempt, so an enqueue between an empty poll and the wait still wakes it.
+ */
+export function registerWorkPoll(app: Hono<AppEnv>): void {
+  document({
+    method: 'get',
+    path: `${WORK_BASE}/poll`,
+    summary: 'Poll for work (long poll with block_ms)',
+    credentials: ['environment_key'],
+    query: {
+      block_ms: { schema: z.int().min(1), description: 'wait up to this long for work (clamped to 999)' },
+      reclaim_older_than_ms: { schema: z.int(), description: 'reservation window, default 5000, max 600000' },
+    },
+    responses: {
+      200: { description: 'a work item (state queued), or null', schema: wireWorkSchema.nullable() },
+    },
+  });
+  app.get(`${WORK_BASE}/poll`, async (c) => {
+    const env = environmentId(c);
+    await authorize(c, ENVIRONMENT_KEY, env);
+    const blockMs = parseBlockMs(c.req.queries('block_ms'));
+    const reclaimMs = lenientInt(c.req.query('reclaim_older_than_ms'), DEFAULT_RECLAIM_MS, MAX_RECLAIM_MS);
+    const { db, wake, log } = c.get('deps');
+
+    const workerId = c.req.header('anthropic-worker-id')?.trim();
+    if (workerId) {
+      if (workerId.length > MAX_WORKER_ID)
+        throw badRequest(`Anthropic-Worker-ID is longer than ${MAX_WORKER_ID}`);
+      // Telemetry: a failure to record must never fail the poll.
+      await recordPoll(db, env, workerId).catch((err: unknown) =>
+        (log ?? console).warn('record worker poll', { environmentId: env, error: String(err) }),
+      );
+    }
+
+    let work: Work | null;
+    if (blockMs === null) {
+      work = await poll(db, env, reclaimMs);
+    } else {
+      const signal = c.req.raw.signal;
+      const watch = (wake ?? pollingWake).watch(env);
+      const deadline = Date.now() + blockMs;
+      try {
+        work = await poll(db, env, reclaimMs);
+        while (!work && !signal.aborted) {
+          const remaining = deadline - Date.now();
+          if (remaining <= 0) break;
+          await watch.wait(remaining, signal);
+          if (signal.aborted) break;
+          work = await poll(db, env, reclaimMs);
+        }
+      } finally {
+        watch.close();
+      }
+    }
+    if (!work) return reply(c, null);
+    const headers: Record<string, string> = {};
+    if (work.traceContext?.traceparent) headers.traceparent = work.traceContext.traceparent;
+    if (work.traceContext?.tracestate) headers.tracestate = work.traceContext.tracestate;
+    return reply(c, toWireWork(work), 200, headers);
+  });
+}
+
+/** `block_ms`: absent → null (no wait); once, an integer ≥ 1 (clamped to 999); anything else → 400. */
+function parseBlockMs(values: string[] | undefined): number | null {
+  const given = values?.filter((v) => v !== '') ?? [];
+  if (given.length === 0) return null;
+  if (given.length > 1) throw badRequest('block_ms must be given at most once');
+  const value = given[0]!;
+  if (!/^\d{1,16}$/.test(value) || Number(value) < 1) {
+    throw badRequest(`block_ms must be an integer between 1 and ${MAX_BLOCK_MS}`);
+  }
+  return Math.min(Number(value), MAX_BLOCK_MS);
+}

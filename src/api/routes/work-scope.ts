@@ -1,0 +1,32 @@
+/** Path parameters of the work endpoints, checked before anything reaches SQL. */
+import type { Context } from 'hono';
+import { isMintedId } from '../../ids.js';
+import { notFound } from '../errors.js';
+import type { AppEnv } from '../types.js';
+
+export const WORK_BASE = '/v1/environments/:environmentId/work';
+
+/** The work id, or a 404 identical to a missing item when it is not one Leasehold mints. */
+export function workId(c: Context<AppEnv>): string {
+  const id = c.req.param('workId') ?? '';
+  if (!isMintedId(id, 'work')) throw notFound('work item not found');
+  return id;
+}
+
+export function environmentId(c: Context<AppEnv>): string {
+  return c.req.param('environmentId') ?? '';
+}
+
+/** An optional query parameter, treating an empty value as absent (the SDK sends `null` as `key=`). */
+export function queryParam(c: Context<AppEnv>, name: string): string | undefined {
+  const values = c.req.queries(name)?.filter((v) => v !== '');
+  return values?.length ? values[values.length - 1] : undefined;
+}
+
+/** An integer within [min, max] after clamping, or `fallback` when absent, unparseable or below `min`. */
+export function lenientInt(value: string | undefined, fallback: number, max: number): number {
+  if (value === undefined || !/^-?\d{1,16}$/.test(value)) return fallback;
+  const n = Number(value);
+  if (n <= 0) return fallback;
+  return Math.min(n, max);
+}

@@ -1,0 +1,50 @@
+import type { Hono } from 'hono';
+import { z } from 'zod';
+import { stop } from '../../queue/index.js';
+import { ANY_KEY, authorize } from '../auth.js';
+import { readJson } from '../body.js';
+import { badRequest } from '../errors.js';
+import { document } from '../openapi.js';
+import { noContent } from '../reply.js';
+import type { AppEnv } from '../types.js';
+import { environmentId, WORK_BASE, workId } from './work-scope.js';
+
+/**
+ * POST /work/{id}/stop `{force?}` — graceful by default (an active item winds down through
+ * `stopping`; a queued or starting one stops outright), `force` stops at once. Answers 204
+ * with no body; 409 when the item is already past the requested transition. Accepts the
+ * environment key (workers force-stop their own items) and API keys.
+ */
+export function registerWorkStop(app: Hono<AppEnv>): void {
+  document({
+    method: 'post',
+    path: `${WORK_BASE}/:workId/stop`,
+    summary: 'Stop a work item (graceful, or force)',
+    credentials: ['environment_key', 'admin_api_key', 'platform_api_key'],
+    body: z.object({ force: z.boolean().optional() }),
+    responses: {
+      204: { description: 'stopped or stopping; no body' },
+      409: { description: 'already past it' },
+    },
+  });
+  app.post(`${WORK_BASE}/:workId/stop`, async (c) => {
+    const env = environmentId(c);
+    await authorize(c, ANY_KEY, env);
+    const id = workId(c);
+    const force = parseStopBody(await readJson(c));
+    await stop(c.get('deps').db, env, id, force);
+    return noContent();
+  });
+}
+
+/** Lenient like the reference: empty, `null` and `{}` are graceful; unknown fields are ignored. */
+function parseStopBody(body: unknown): boolean {
+  if (body === undefined || body === null) return false;
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest('invalid stop request body: expected a JSON object');
+  }
+  const force = (body as { force?: unknown }).force;
+  if (force === undefined || force === null) return false;
+  if (typeof force !== 'boolean') throw badRequest('invalid stop request body: force must be a boolean');
+  return force;
+}

@@ -1,0 +1,58 @@
+import type { Hono } from 'hono';
+import { z } from 'zod';
+import { updateMetadata } from '../../queue/index.js';
+import { API_KEY, authorize } from '../auth.js';
+import { MAX_PATCH_BODY_BYTES, parseWith, readJson } from '../body.js';
+import { badRequest } from '../errors.js';
+import { document } from '../openapi.js';
+import { reply } from '../reply.js';
+import type { AppEnv } from '../types.js';
+import { toWireWork, wireWorkSchema } from '../wire.js';
+import { environmentId, WORK_BASE, workId } from './work-scope.js';
+
+/** Caps on one patch: enough for routing labels and ids, not a blob store. */
+export const MAX_METADATA_PAIRS = 64;
+export const MAX_METADATA_KEY = 256;
+export const MAX_METADATA_VALUE = 16 * 1024;
+
+export const metadataPatch = z
+  .record(z.string().min(1).max(MAX_METADATA_KEY), z.string().max(MAX_METADATA_VALUE).nullable())
+  .refine((m) => Object.keys(m).length <= MAX_METADATA_PAIRS, `at most ${MAX_METADATA_PAIRS} keys`);
+
+export const workUpdateBody = z.strictObject({ metadata: metadataPatch });
+
+/**
+ * POST /work/{id} `{metadata: {k: string | null}}` — a string upserts, null deletes, omitted
+ * keys stay; applied atomically. API keys only. The body is checked before the id, so a
+ * bad body is a 400 even for an id that would be a 404.
+ */
+export function registerWorkUpdate(app: Hono<AppEnv>): void {
+  document({
+    method: 'post',
+    path: `${WORK_BASE}/:workId`,
+    summary: 'Update work item metadata (string upserts, null deletes)',
+    credentials: ['admin_api_key', 'platform_api_key'],
+    body: workUpdateBody,
+    responses: { 200: { description: 'the work item', schema: wireWorkSchema } },
+  });
+  app.post(`${WORK_BASE}/:workId`, async (c) => {
+    const env = environmentId(c);
+    await authorize(c, API_KEY, env);
+    const body = (await readJson(c, MAX_PATCH_BODY_BYTES)) ?? {};
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw badRequest('request body must be a JSON object');
+    }
+    if (!('metadata' in body) || (body as { metadata: unknown }).metadata === null) {
+      const unknown = Object.keys(body).find((k) => k !== 'metadata');
+      throw badRequest(unknown ? `unknown field "${unknown}"` : 'metadata is required');
+    }
+    const { metadata } = parseWith(workUpdateBody, body);
+    const upserts: Record<string, string> = {};
+    const deletes: string[] = [];
+    for (const [k, v] of Object.entries(metadata)) {
+      if (v === null) deletes.push(k);
+      else upserts[k] = v;
+    }
+    return reply(c, toWireWork(await updateMetadata(c.get('deps').db, env, workId(c), upserts, deletes)));
+  });
+}

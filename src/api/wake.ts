@@ -1,0 +1,102 @@
+/**
+ * Long-poll wake-ups. A poll that found nothing waits here, holding no transaction and no
+ * pooled connection, until work may have arrived for its environment, its deadline passes
+ * or the client goes away. Whatever feeds `notify` (LISTEN on Node, nothing on Workers)
+ * lives in `functions/`; without a feed a waiter simply re-polls on a short backoff.
+ */
+
+export interface WakeSource {
+  /** Starts watching an environment; notifications after this call are not missed. */
+  watch(environmentId: string): Watch;
+}
+
+export interface Watch {
+  /** Resolves on a notification since the last wait (or the watch began), after `ms`, or on abort. */
+  wait(ms: number, signal: AbortSignal): Promise<void>;
+  close(): void;
+}
+
+/** An in-process hub: `notify(environmentId)` wakes that environment's watchers. */
+export class WakeHub implements WakeSource {
+  private readonly watchers = new Map<string, Set<HubWatch>>();
+
+  notify(environmentId: string): void {
+    for (const w of this.watchers.get(environmentId) ?? []) w.fire();
+  }
+
+  /** Wakes every watcher: used when the feed (re)connects and may have missed notifications. */
+  notifyAll(): void {
+    for (const set of this.watchers.values()) for (const w of set) w.fire();
+  }
+
+  watch(environmentId: string): Watch {
+    let set = this.watchers.get(environmentId);
+    if (!set) this.watchers.set(environmentId, (set = new Set()));
+    const watch = new HubWatch(() => {
+      set.delete(watch);
+      if (set.size === 0) this.watchers.delete(environmentId);
+    });
+    set.add(watch);
+    return watch;
+  }
+
+  get watching(): number {
+    let n = 0;
+    for (const set of this.watchers.values()) n += set.size;
+    return n;
+  }
+}
+
+class HubWatch implements Watch {
+  private pending = false;
+  private resolve: (() => void) | null = null;
+  constructor(private readonly onClose: () => void) {}
+
+  fire(): void {
+    this.pending = true;
+    this.resolve?.();
+  }
+
+  wait(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.pending || signal.aborted) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.resolve = null;
+        this.pending = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.resolve = done;
+    });
+  }
+
+  close(): void {
+    this.resolve?.();
+    this.onClose();
+  }
+}
+
+/** No feed: a waiter re-polls after a short backoff (Workers, where a listener cannot live). */
+export const BACKOFF_MS = 100;
+export const pollingWake: WakeSource = {
+  watch: () => ({
+    wait: (ms, signal) =>
+      new Promise<void>((resolve) => {
+        if (signal.aborted) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.min(ms, BACKOFF_MS));
+        signal.addEventListener('abort', done, { once: true });
+      }),
+    close: () => {},
+  }),
+};

@@ -1,0 +1,122 @@
+/**
+ * The wire shapes, field by field as the official SDK types them, and the list cursor.
+ * Every nullable field is present (holding null); trace context never appears in a body.
+ */
+import { z } from 'zod';
+import { isMintedId } from '../ids.js';
+import type { HeartbeatResult, Work, WorkCursor, WorkStats } from '../queue/index.js';
+import { isRfc3339 } from '../rfc3339.js';
+
+export interface WireWork {
+  type: 'work';
+  id: string;
+  environment_id: string;
+  created_at: string;
+  data: { type: 'session'; id: string };
+  state: Work['state'];
+  metadata: Record<string, string>;
+  acknowledged_at: string | null;
+  latest_heartbeat_at: string | null;
+  started_at: string | null;
+  stop_requested_at: string | null;
+  stopped_at: string | null;
+  secret: null;
+}
+
+export function toWireWork(w: Work): WireWork {
+  return {
+    type: 'work',
+    id: w.id,
+    environment_id: w.environmentId,
+    created_at: w.createdAt,
+    data: { type: 'session', id: w.sessionId },
+    state: w.state,
+    metadata: w.metadata,
+    acknowledged_at: w.acknowledgedAt,
+    latest_heartbeat_at: w.lastHeartbeat,
+    started_at: w.startedAt,
+    stop_requested_at: w.stopRequestedAt,
+    stopped_at: w.stoppedAt,
+    // Vault credentials for self-hosted workers are not issued: workers use their environment key.
+    secret: null,
+  };
+}
+
+export function toWireHeartbeat(h: HeartbeatResult) {
+  return {
+    type: 'work_heartbeat' as const,
+    last_heartbeat: h.lastHeartbeat,
+    lease_extended: h.leaseExtended,
+    state: h.state,
+    ttl_seconds: h.ttlSeconds,
+  };
+}
+
+export function toWireStats(s: WorkStats) {
+  return {
+    type: 'work_queue_stats' as const,
+    depth: s.depth,
+    pending: s.pending,
+    oldest_queued_at: s.oldestQueuedAt,
+    workers_polling: s.workersPolling,
+  };
+}
+
+/** Opaque list cursor: base64url of `v1|<created_at>|<id>` of the last item returned. */
+export function encodeCursor(c: WorkCursor): string {
+  return base64url(`v1|${c.createdAt}|${c.id}`);
+}
+
+/** The cursor's position, or null when it is not one this server made. */
+export function decodeCursor(page: string): WorkCursor | null {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(page)) return null;
+  let text: string;
+  try {
+    text = atob(page.replace(/-/g, '+').replace(/_/g, '/'));
+  } catch {
+    return null;
+  }
+  const [version, createdAt, id, ...rest] = text.split('|');
+  if (version !== 'v1' || rest.length > 0 || !createdAt || !id) return null;
+  if (!isRfc3339(createdAt) || !isMintedId(id, 'work')) return null;
+  return { createdAt, id };
+}
+
+function base64url(text: string): string {
+  return btoa(text).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+const stamp = z.string().describe('RFC 3339 UTC, microseconds, trailing zeros trimmed');
+export const wireWorkSchema = z.object({
+  type: z.literal('work'),
+  id: z.string(),
+  environment_id: z.string(),
+  created_at: stamp,
+  data: z.object({ type: z.literal('session'), id: z.string() }),
+  state: z.enum(['queued', 'starting', 'active', 'stopping', 'stopped']),
+  metadata: z.record(z.string(), z.string()),
+  acknowledged_at: stamp.nullable(),
+  latest_heartbeat_at: stamp.nullable(),
+  started_at: stamp.nullable(),
+  stop_requested_at: stamp.nullable(),
+  stopped_at: stamp.nullable(),
+  secret: z.null(),
+});
+export const wireHeartbeatSchema = z.object({
+  type: z.literal('work_heartbeat'),
+  last_heartbeat: stamp,
+  lease_extended: z.boolean(),
+  state: wireWorkSchema.shape.state,
+  ttl_seconds: z.int(),
+});
+export const wireStatsSchema = z.object({
+  type: z.literal('work_queue_stats'),
+  depth: z.int(),
+  pending: z.int(),
+  oldest_queued_at: stamp.nullable(),
+  workers_polling: z.int(),
+});
+export const wireWorkListSchema = z.object({
+  data: z.array(wireWorkSchema),
+  next_page: z.string().nullable(),
+});

@@ -1,0 +1,168 @@
+/**
+ * Credentials: environment keys (one environment's workers) and API keys (`admin` for
+ * management and everything else, `platform` for the platform lane). Both arrive the same
+ * way — the official SDK sends API keys as `Authorization: Bearer` too — so a presented
+ * secret is told apart by what its hash finds, not by its header or shape.
+ *
+ * Unknown, revoked and expired look identical to a caller: each is simply no credential.
+ */
+import { sql } from 'drizzle-orm';
+import { maybeRow, rows, type SqlHandle } from '../db/handle.js';
+import { newId } from '../ids.js';
+import { ts } from '../queue/sql.js';
+import type { Timestamp } from '../queue/types.js';
+import { digestsEqual, hashSecret, mintSecret } from './secrets.js';
+
+export type ApiKeyScope = 'admin' | 'platform';
+
+export type Principal =
+  | { kind: 'environment'; environmentId: string; keyId: string }
+  | { kind: 'api'; scope: ApiKeyScope; keyId: string };
+
+const LIVE = sql.raw('revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())');
+
+/** Who a presented secret belongs to, or null. One round trip over both key tables. */
+export async function resolveCredential(db: SqlHandle, secret: string): Promise<Principal | null> {
+  const hash = await hashSecret(secret);
+  const row = await maybeRow<{
+    kind: 'environment' | 'api';
+    id: string;
+    environmentId: string | null;
+    scope: ApiKeyScope | null;
+    keyHash: string;
+  }>(
+    db,
+    sql`SELECT 'environment' AS kind, id, environment_id AS "environmentId", NULL AS scope, key_hash AS "keyHash"
+          FROM environment_keys WHERE key_hash = ${hash} AND ${LIVE}
+        UNION ALL
+        SELECT 'api', id, NULL, scope, key_hash FROM api_keys WHERE key_hash = ${hash} AND ${LIVE}
+        LIMIT 1`,
+  );
+  if (!row || !digestsEqual(row.keyHash, hash)) return null;
+  return row.kind === 'environment'
+    ? { kind: 'environment', environmentId: row.environmentId!, keyId: row.id }
+    : { kind: 'api', scope: row.scope!, keyId: row.id };
+}
+
+export interface IssuedKey {
+  id: string;
+  name: string;
+  /** The secret: shown once, here, and never again. */
+  key: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp | null;
+}
+
+export interface KeyInfo {
+  id: string;
+  name: string;
+  createdAt: Timestamp;
+  expiresAt: Timestamp | null;
+  revokedAt: Timestamp | null;
+}
+
+const KEY_COLUMNS = sql.raw(
+  `id, name, ${ts('created_at')} AS "createdAt", ${ts('expires_at')} AS "expiresAt", ${ts('revoked_at')} AS "revokedAt"`,
+);
+
+/** Issues a key for the environment, optionally expiring after `ttlSeconds`. */
+export async function issueEnvironmentKey(
+  db: SqlHandle,
+  environmentId: string,
+  name: string,
+  ttlSeconds: number | null,
+): Promise<IssuedKey> {
+  const key = mintSecret('env');
+  const row = await maybeRow<KeyInfo>(
+    db,
+    sql`INSERT INTO environment_keys (id, environment_id, name, key_hash, expires_at)
+        VALUES (${newId('envkey')}, ${environmentId}, ${name}, ${await hashSecret(key)},
+                ${ttlSeconds === null ? null : sql`now() + ${ttlSeconds}::double precision * interval '1 second'`})
+        RETURNING ${KEY_COLUMNS}`,
+  );
+  return { id: row!.id, name: row!.name, key, createdAt: row!.createdAt, expiresAt: row!.expiresAt };
+}
+
+/** The environment's keys that are not revoked (expired ones included), newest first. */
+export async function listEnvironmentKeys(db: SqlHandle, environmentId: string): Promise<KeyInfo[]> {
+  return rows<KeyInfo>(
+    db,
+    sql`SELECT ${KEY_COLUMNS} FROM environment_keys
+         WHERE environment_id = ${environmentId} AND revoked_at IS NULL
+         ORDER BY created_at DESC, id DESC`,
+  );
+}
+
+/** Revokes a key of this environment; idempotent. False when no such key is the environment's. */
+export async function revokeEnvironmentKey(
+  db: SqlHandle,
+  environmentId: string,
+  keyId: string,
+): Promise<boolean> {
+  const row = await maybeRow(
+    db,
+    sql`UPDATE environment_keys SET revoked_at = coalesce(revoked_at, now())
+         WHERE id = ${keyId} AND environment_id = ${environmentId} RETURNING 1 AS ok`,
+  );
+  return row !== null;
+}
+
+export interface ApiKeyInfo extends KeyInfo {
+  scope: ApiKeyScope;
+}
+
+export async function issueApiKey(
+  db: SqlHandle,
+  name: string,
+  scope: ApiKeyScope,
+  ttlSeconds: number | null,
+): Promise<IssuedKey & { scope: ApiKeyScope }> {
+  const key = mintSecret('api');
+  const row = await maybeRow<KeyInfo>(
+    db,
+    sql`INSERT INTO api_keys (id, name, scope, key_hash, expires_at)
+        VALUES (${newId('apikey')}, ${name}, ${scope}, ${await hashSecret(key)},
+                ${ttlSeconds === null ? null : sql`now() + ${ttlSeconds}::double precision * interval '1 second'`})
+        RETURNING ${KEY_COLUMNS}`,
+  );
+  return { id: row!.id, name: row!.name, scope, key, createdAt: row!.createdAt, expiresAt: row!.expiresAt };
+}
+
+export async function listApiKeys(db: SqlHandle): Promise<ApiKeyInfo[]> {
+  return rows<ApiKeyInfo>(
+    db,
+    sql`SELECT ${KEY_COLUMNS}, scope FROM api_keys WHERE revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
+  );
+}
+
+export async function revokeApiKey(db: SqlHandle, keyId: string): Promise<boolean> {
+  const row = await maybeRow(
+    db,
+    sql`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${keyId} RETURNING 1 AS ok`,
+  );
+  return row !== null;
+}
+
+/**
+ * Makes `secret` (from LEASEHOLD_ADMIN_KEY) a live admin key, and revokes any admin key an
+ * earlier value of the setting created, so changing the setting rotates the key.
+ */
+export async function ensureConfiguredAdminKey(db: SqlHandle, secret: string): Promise<void> {
+  const hash = await hashSecret(secret);
+  await db.execute(
+    sql`WITH retired AS (
+      UPDATE api_keys SET revoked_at = now()
+       WHERE source = 'config' AND key_hash <> ${hash} AND revoked_at IS NULL
+    )
+    INSERT INTO api_keys (id, name, scope, key_hash, source)
+    VALUES (${newId('apikey')}, 'configured admin key', 'admin', ${hash}, 'config')
+    ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL, scope = 'admin', source = 'config'`,
+  );
+}
+
+/** True when at least one live admin key exists (the embedded default creates one if not). */
+export async function hasAdminKey(db: SqlHandle): Promise<boolean> {
+  return (
+    (await maybeRow(db, sql`SELECT 1 AS ok FROM api_keys WHERE scope = 'admin' AND ${LIVE} LIMIT 1`)) !== null
+  );
+}

@@ -1,0 +1,38 @@
+/**
+ * Secrets: minted from 32 CSPRNG bytes, shown once, stored only as a SHA-256 hex digest.
+ * Web Crypto only, so the same code runs on Node and Workers.
+ */
+
+export type SecretKind = 'env' | 'api';
+
+/** Recognisable prefixes, so a leaked key is easy to spot (and to scan for). */
+const PREFIX: Record<SecretKind, string> = { env: 'lh_env_', api: 'lh_api_' };
+
+export function mintSecret(kind: SecretKind): string {
+  const bytes = new Uint8Array(32);
+  crypto.getRandomValues(bytes);
+  return PREFIX[kind] + base64url(bytes);
+}
+
+/** Lowercase hex SHA-256 of the whole secret string. */
+export async function hashSecret(secret: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(secret));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * Compares two digests in time that depends only on their length, so a stored hash is
+ * never confirmed byte by byte through response timing.
+ */
+export function digestsEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+function base64url(bytes: Uint8Array): string {
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
