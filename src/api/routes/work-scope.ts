@@ -25,7 +25,8 @@ export function queryParam(c: Context<AppEnv>, name: string): string | undefined
 
 /** An integer within [min, max] after clamping, or `fallback` when absent, unparseable or below `min`. */
 export function lenientInt(value: string | undefined, fallback: number, max: number): number {
-  if (value === undefined || !/^-?\d{1,16}$/.test(value)) return fallback;
+  // Any integer, however long: a huge one clamps to `max` rather than overflowing or erroring.
+  if (value === undefined || !/^-?\d{1,400}$/.test(value)) return fallback;
   const n = Number(value);
   if (n <= 0) return fallback;
   return Math.min(n, max);
