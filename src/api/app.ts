@@ -4,6 +4,7 @@
  * `routes/`, one endpoint per file.
  */
 import { Hono } from 'hono';
+import { pgCode } from '../db/errors.js';
 import { newId } from '../ids.js';
 import { type ApiError, errorBody, internalError, notFound, toApiError } from './errors.js';
 import { registerRoutes } from './routes/index.js';
@@ -44,8 +45,15 @@ function respondError(requestId: string, err: ApiError): Response {
   return new Response(`${JSON.stringify(errorBody(requestId, err))}\n`, { status: err.status, headers });
 }
 
-/** What a log may say about an error: its name, message and code, never a bound value or client. */
+/**
+ * What a log may say about an error: its name, the database's SQLSTATE and message. Never
+ * the failed query's text or bound parameters (Drizzle puts both in its own message, and
+ * parameters can carry metadata or key hashes).
+ */
 function describe(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) return { value: String(err) };
-  return { name: err.name, message: err.message, code: (err as { code?: unknown }).code };
+  const cause = err.cause instanceof Error ? err.cause : null;
+  const code = pgCode(err);
+  if (code !== undefined) return { name: err.name, code, message: cause?.message ?? 'database error' };
+  return { name: err.name, message: err.message };
 }
