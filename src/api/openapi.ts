@@ -81,7 +81,7 @@ export function openApiDocument(): Record<string, unknown> {
     paths[path] ??= {};
     paths[path][r.method] = {
       summary: r.summary,
-      security: r.credentials.flatMap((c) => SECURITY[c]),
+      security: dedupe(r.credentials.flatMap((c) => SECURITY[c])),
       'x-leasehold-credentials': r.credentials,
       parameters: [...params, ...query],
       ...(r.body
@@ -114,4 +114,14 @@ export function openApiDocument(): Record<string, unknown> {
     },
     paths,
   };
+}
+
+function dedupe(requirements: Record<string, string[]>[]): Record<string, string[]>[] {
+  const seen = new Set<string>();
+  return requirements.filter((r) => {
+    const key = JSON.stringify(r);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }

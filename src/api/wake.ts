@@ -30,8 +30,8 @@ export class WakeHub implements WakeSource {
   }
 
   watch(environmentId: string): Watch {
-    let set = this.watchers.get(environmentId);
-    if (!set) this.watchers.set(environmentId, (set = new Set()));
+    const set = this.watchers.get(environmentId) ?? new Set<HubWatch>();
+    this.watchers.set(environmentId, set);
     const watch = new HubWatch(() => {
       set.delete(watch);
       if (set.size === 0) this.watchers.delete(environmentId);

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { documentedRoutes } from '../../src/api/openapi.js';
+import { testApi } from '../helpers/api.js';
+import { useTestDb } from '../helpers/db.js';
+
+describe('GET /openapi.json', () => {
+  const t = useTestDb('pglite');
+
+  it('documents exactly the routes the app serves (fallbacks aside)', async () => {
+    const { app } = testApi(t.db);
+    const served = app.routes
+      .filter((r) => r.method !== 'ALL' && r.path !== '/openapi.json')
+      .map((r) => `${r.method} ${r.path}`);
+    const documented = documentedRoutes().map((r) => `${r.method.toUpperCase()} ${r.path}`);
+    expect([...new Set(served)].sort()).toEqual([...documented].sort());
+  });
+
+  it('is an OpenAPI 3.1 document served without credentials, every operation with responses', async () => {
+    const res = await testApi(t.db).call('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { responses: object }>> };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.paths['/v1/environments/{environmentId}/work/poll']?.get).toBeDefined();
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        expect(Object.keys(op.responses).length, `${method} ${path}`).toBeGreaterThan(1);
+      }
+    }
+  });
+});
