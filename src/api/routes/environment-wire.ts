@@ -1,0 +1,92 @@
+/**
+ * The environment on the wire — the SDK's `BetaEnvironment`, field by field — and the
+ * environment list's cursor.
+ */
+import { z } from 'zod';
+import type { Environment, EnvironmentCursor } from '../../environments/index.js';
+import { isMintedId } from '../../ids.js';
+import { isRfc3339 } from '../../rfc3339.js';
+
+export function toWireEnvironment(e: Environment) {
+  return {
+    id: e.id,
+    type: 'environment' as const,
+    name: e.name,
+    description: e.description,
+    metadata: e.metadata,
+    config: e.config,
+    archived_at: e.archivedAt,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+    // Only organization scope exists here ('account' is refused at create).
+    scope: 'organization' as const,
+  };
+}
+
+const stamp = z.string().describe('RFC 3339 UTC, microseconds, trailing zeros trimmed');
+const names = z.array(z.string());
+export const wireNetworkingSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('unrestricted') }),
+  z.object({
+    type: z.literal('limited'),
+    allow_mcp_servers: z.boolean(),
+    allow_package_managers: z.boolean(),
+    allowed_hosts: names,
+  }),
+]);
+export const wireConfigSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('self_hosted') }),
+  z.object({
+    type: z.literal('cloud'),
+    networking: wireNetworkingSchema,
+    packages: z.object({
+      type: z.literal('packages'),
+      apt: names,
+      cargo: names,
+      gem: names,
+      go: names,
+      npm: names,
+      pip: names,
+    }),
+  }),
+]);
+export const wireEnvironmentSchema = z.object({
+  id: z.string(),
+  type: z.literal('environment'),
+  name: z.string(),
+  description: z.string().nullable(),
+  metadata: z.record(z.string(), z.string()),
+  config: wireConfigSchema,
+  archived_at: stamp.nullable(),
+  created_at: stamp,
+  updated_at: stamp,
+  scope: z.literal('organization'),
+});
+export const wireEnvironmentListSchema = z.object({
+  data: z.array(wireEnvironmentSchema),
+  next_page: z.string().nullable(),
+});
+export const wireEnvironmentDeletedSchema = z.object({
+  id: z.string(),
+  type: z.literal('environment_deleted'),
+});
+
+/** Opaque list cursor: base64url of `env1|<created_at>|<id>` of the last environment returned. */
+export function encodeEnvironmentCursor(c: EnvironmentCursor): string {
+  return btoa(`env1|${c.createdAt}|${c.id}`).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** The cursor's position, or null when it is not one this server made for this list. */
+export function decodeEnvironmentCursor(page: string): EnvironmentCursor | null {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(page)) return null;
+  let text: string;
+  try {
+    text = atob(page.replace(/-/g, '+').replace(/_/g, '/'));
+  } catch {
+    return null;
+  }
+  const [version, createdAt, id, ...rest] = text.split('|');
+  if (version !== 'env1' || rest.length > 0 || !createdAt || !id) return null;
+  if (!isRfc3339(createdAt) || !isMintedId(id, 'env')) return null;
+  return { createdAt, id };
+}
