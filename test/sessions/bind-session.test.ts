@@ -1,0 +1,118 @@
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { maybeRow, rows, type SqlHandle } from '../../src/db/handle.js';
+import { newId } from '../../src/ids.js';
+import { bindSession } from '../../src/sessions/index.js';
+import { useTestDb } from '../helpers/db.js';
+import { createEnvironment } from '../helpers/factories.js';
+
+let n = 0;
+const freshSessionId = () => `sess_bind_${++n}_${Math.random().toString(36).slice(2, 8)}`;
+
+async function bindings(db: SqlHandle, sessionId: string): Promise<string[]> {
+  const found = await rows<{ environmentId: string }>(
+    db,
+    sql`SELECT environment_id AS "environmentId" FROM sessions WHERE id = ${sessionId}`,
+  );
+  return found.map((r) => r.environmentId);
+}
+
+describe.each(['pg', 'pglite'] as const)('bindSession (%s)', (driver) => {
+  const t = useTestDb(driver);
+
+  it('binds an unseen session to the environment and says it created the binding', async () => {
+    const env = await createEnvironment(t.db);
+    const session = freshSessionId();
+    expect(await bindSession(t.db, session, env)).toEqual({ status: 'bound', created: true });
+    expect(await bindings(t.db, session)).toEqual([env]);
+  });
+
+  it('binding again to the same environment is bound and not created', async () => {
+    const env = await createEnvironment(t.db);
+    const session = freshSessionId();
+    await bindSession(t.db, session, env);
+    expect(await bindSession(t.db, session, env)).toEqual({ status: 'bound', created: false });
+    expect(await bindings(t.db, session)).toEqual([env]);
+  });
+
+  it('a session bound elsewhere stays bound there and is reported bound_elsewhere', async () => {
+    const first = await createEnvironment(t.db);
+    const second = await createEnvironment(t.db, 'cloud');
+    const session = freshSessionId();
+    await bindSession(t.db, session, first);
+    expect(await bindSession(t.db, session, second)).toEqual({ status: 'bound_elsewhere' });
+    expect(await bindings(t.db, session)).toEqual([first]);
+  });
+
+  it('an unknown environment is environment_missing and binds nothing, even for a session bound elsewhere', async () => {
+    const session = freshSessionId();
+    expect(await bindSession(t.db, session, newId('env'))).toEqual({ status: 'environment_missing' });
+    expect(await bindings(t.db, session)).toEqual([]);
+    const env = await createEnvironment(t.db);
+    await bindSession(t.db, session, env);
+    expect(await bindSession(t.db, session, newId('env'))).toEqual({ status: 'environment_missing' });
+    expect(await bindings(t.db, session)).toEqual([env]);
+  });
+
+  it('a binding made in a transaction that rolls back does not survive', async () => {
+    const env = await createEnvironment(t.db);
+    const session = freshSessionId();
+    await expect(
+      t.db.transaction(async (tx) => {
+        expect(await bindSession(tx, session, env)).toEqual({ status: 'bound', created: true });
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await bindings(t.db, session)).toEqual([]);
+  });
+});
+
+describe('bindSession under concurrency (pg)', () => {
+  const t = useTestDb('pg');
+
+  it('a binding committed while the insert waited on it is seen, not missed', async () => {
+    const winner = await createEnvironment(t.db);
+    const loser = await createEnvironment(t.db);
+    const session = freshSessionId();
+    // Another transaction inserts the session and holds it uncommitted, so the bind's insert
+    // must wait on it; the binding it then meets postdates the bind's statement snapshot.
+    const other = await t.pool!.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('INSERT INTO sessions (id, environment_id) VALUES ($1, $2)', [session, winner]);
+      const pending = bindSession(t.db, session, loser);
+      await waitUntilBlocked(t.db, Number((await other.query('SELECT pg_backend_pid() AS pid')).rows[0].pid));
+      await other.query('COMMIT');
+      expect(await pending).toEqual({ status: 'bound_elsewhere' });
+    } finally {
+      other.release();
+    }
+    expect(await bindings(t.db, session)).toEqual([winner]);
+  });
+
+  it('many concurrent binds of one session to two environments settle on exactly one', async () => {
+    const a = await createEnvironment(t.db);
+    const b = await createEnvironment(t.db);
+    const session = freshSessionId();
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => bindSession(t.db, session, i % 2 ? a : b)),
+    );
+    const [bound] = await bindings(t.db, session);
+    expect(outcomes.filter((o) => o.status === 'bound' && o.created)).toHaveLength(1);
+    for (const [i, o] of outcomes.entries()) {
+      const env = i % 2 ? a : b;
+      expect(o.status).toBe(env === bound ? 'bound' : 'bound_elsewhere');
+    }
+  });
+});
+
+/** Resolves once some backend is waiting on a lock held by `pid` (a signal, not a timeout). */
+async function waitUntilBlocked(db: SqlHandle, pid: number): Promise<void> {
+  for (;;) {
+    const row = await maybeRow<{ n: number }>(
+      db,
+      sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))`,
+    );
+    if (row!.n > 0) return;
+  }
+}
