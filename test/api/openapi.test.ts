@@ -18,7 +18,10 @@ describe('GET /openapi.json', () => {
   it('is an OpenAPI 3.1 document served without credentials, every operation with responses', async () => {
     const res = await testApi(t.db).call('GET', '/openapi.json');
     expect(res.status).toBe(200);
-    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { responses: object }>> };
+    const doc = (await res.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { responses: object }>>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.paths['/v1/environments/{environmentId}/work/poll']?.get).toBeDefined();
     for (const [path, ops] of Object.entries(doc.paths)) {
