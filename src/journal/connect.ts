@@ -1,0 +1,60 @@
+/**
+ * Connecting to NATS over WebSockets (`wsconnect`), the transport every runtime we target has.
+ * Node 20 has no global WebSocket, and there `wsconnect` would hang forever rather than fail;
+ * so the caller may hand one in, and every connect is bounded by a timeout of our own.
+ */
+import { type NatsConnection, wsconnect } from '@nats-io/nats-core';
+import { JournalTransportError } from './errors.js';
+
+export interface JournalConnectOptions {
+  /** A WebSocket class for runtimes without a global one (Node 20: the `ws` package's). */
+  webSocket?: unknown;
+  /** Give up connecting after this long (default 5 s). */
+  timeoutMs?: number;
+  name?: string;
+  /** Reconnect after a dropped connection (default true; per-request connections may turn it off). */
+  reconnect?: boolean;
+}
+
+type WebSocketClass = new (url: string) => WebSocket;
+
+export async function connectJournal(
+  url: string,
+  options: JournalConnectOptions = {},
+): Promise<NatsConnection> {
+  if (!/^wss?:\/\//.test(url))
+    throw new JournalTransportError(`NATS URL must be ws:// or wss://, got ${url}`);
+  const Socket = (options.webSocket ?? (globalThis as { WebSocket?: unknown }).WebSocket) as
+    | WebSocketClass
+    | undefined;
+  if (typeof Socket !== 'function') {
+    throw new JournalTransportError(
+      'no WebSocket implementation: pass one (e.g. the `ws` package) as `webSocket`',
+    );
+  }
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new JournalTransportError(`could not connect to ${url} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  const connecting = wsconnect({
+    servers: url,
+    name: options.name ?? 'leasehold',
+    timeout: timeoutMs,
+    reconnect: options.reconnect ?? true,
+    wsFactory: async (u: string) => ({ socket: new Socket(u), encrypted: u.startsWith('wss://') }),
+  });
+  try {
+    return await Promise.race([connecting, timeout]);
+  } catch (err) {
+    // A connection that completes after we gave up must not leak.
+    connecting.then((nc) => nc.close()).catch(() => {});
+    if (err instanceof JournalTransportError) throw err;
+    throw new JournalTransportError(`could not connect to ${url}: ${(err as Error).message}`, { cause: err });
+  } finally {
+    clearTimeout(timer);
+  }
+}

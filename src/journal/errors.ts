@@ -1,0 +1,72 @@
+/**
+ * The journal's typed outcomes. Messages are the Go package's, so logs read the same whichever
+ * language wrote them.
+ */
+export class JournalError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A later iteration holds the step: this is a late redelivery. Ack it; write nothing. */
+export class StaleError extends JournalError {
+  constructor() {
+    super('journal: task is stale, a later iteration holds the step');
+  }
+}
+
+/** A newer claim of this iteration owns the step. Publish nothing; neither ack nor nak. */
+export class FencedError extends JournalError {
+  constructor() {
+    super('journal: fenced by another claim');
+  }
+}
+
+/** The claim has committed: nothing more may be written under it. Republish from `committed()`. */
+export class CommittedError extends JournalError {
+  constructor() {
+    super('journal: the iteration is already committed');
+  }
+}
+
+/** The crash-loop guard tripped: the step was failed; the handler must return. */
+export class RestartLimitError extends JournalError {
+  constructor(readonly restarts: number) {
+    super(`journal: restart limit reached (${restarts})`);
+  }
+}
+
+/** The AGENT_JOURNAL stream does not exist. */
+export class NotProvisionedError extends JournalError {
+  constructor(options?: { cause?: unknown }) {
+    super(
+      'journal: AGENT_JOURNAL stream not provisioned — run ensureJournalStream (npm run journal:provision) before opening journals',
+      options,
+    );
+  }
+}
+
+/** A recovering claim was asked for a different call than the one recorded at its position. */
+export class ReplayMismatchError extends JournalError {
+  constructor(detail: string) {
+    super(`journal: replay mismatch: ${detail}`);
+  }
+}
+
+/** A second journal call started while one was pending: calls are matched by position. */
+export class ConcurrentUseError extends JournalError {
+  constructor() {
+    super('journal: concurrent use of one journal handle; issue calls one at a time');
+  }
+}
+
+/** A transport or server failure that is not fencing (size limits, full stream, timeouts). */
+export class JournalTransportError extends JournalError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(`journal: ${message}`, options);
+  }
+}
+
+/** The `error` of an interrupted tool result. */
+export const ERR_INTERRUPTED = 'interrupted';
