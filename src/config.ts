@@ -24,6 +24,8 @@ export interface Config {
   natsUrl: string | null;
   /** Where the embedded database keeps its files. */
   dataDir: string;
+  /** Replicas of the journal stream when this process provisions it (3 in production). */
+  journalReplicas: number;
 }
 
 /** Node's default port: the same as `wrangler dev`, so local clients need no change between the two. */
@@ -57,5 +59,15 @@ export function parseConfig(raw: Record<string, unknown>): Config {
     adminKey: text('LEASEHOLD_ADMIN_KEY'),
     natsUrl,
     dataDir: text('LEASEHOLD_DATA_DIR') ?? DEFAULT_DATA_DIR,
+    journalReplicas: replicas(text('LEASEHOLD_JOURNAL_REPLICAS')),
   };
+}
+
+function replicas(value: string | null): number {
+  if (value === null) return 1;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 5) {
+    throw new ConfigError(`LEASEHOLD_JOURNAL_REPLICAS must be an integer from 1 to 5, not ${JSON.stringify(value)}`);
+  }
+  return n;
 }
