@@ -1,13 +1,40 @@
+import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     globalSetup: ['./test/global-setup.ts'],
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    // Each file gets its own database, so files may run side by side.
-    fileParallelism: true,
-    maxWorkers: 3,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'node',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/worker/**'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+          // Each file gets its own database, so files may run side by side.
+          fileParallelism: true,
+          maxWorkers: 3,
+        },
+      },
+      {
+        // The real Worker bundle under workerd, reaching PostgreSQL through the Neon driver
+        // and the wsproxy the global setup starts.
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            main: './functions/worker.ts',
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: {
+                DATABASE_URL: inject('workerdDatabaseUrl'),
+                LEASEHOLD_NEON_WS_PROXY: `127.0.0.1:${inject('wsProxyPort')}`,
+              },
+            },
+          })),
+        ],
+        test: { name: 'workerd', include: ['test/worker/**/*.test.ts'], testTimeout: 30_000 },
+      },
+    ],
   },
 });

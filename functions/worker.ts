@@ -1,13 +1,18 @@
 /**
- * Cloudflare Workers entry. `scheduled` runs the queue's housekeeping on the crons declared
- * in wrangler.toml, over a Neon Pool opened for the run and closed before it returns (a
- * connection cannot outlive the request or event that opened it in workerd).
+ * Cloudflare Workers entry. Each request gets its own Neon Pool — a connection cannot outlive
+ * the request that opened it in workerd — closed after the response is sent. Long polls have
+ * no LISTEN here: they re-poll on a short backoff inside `block_ms`. `scheduled` runs the
+ * queue's housekeeping on the crons in wrangler.toml over a Pool of its own.
  */
+import { createApp } from '../src/api/app.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
-import { connectNeon } from '../src/db/drivers/neon.js';
+import { connectNeon, type NeonConnection } from '../src/db/drivers/neon.js';
 import { runOnce } from '../src/queue/housekeeping.js';
 
 type Env = Record<string, unknown>;
+interface Ctx {
+  waitUntil(p: Promise<unknown>): void;
+}
 
 function config(env: Env): Config & { databaseUrl: string } {
   const parsed = parseConfig(env);
@@ -16,24 +21,30 @@ function config(env: Env): Config & { databaseUrl: string } {
   return { ...parsed, databaseUrl: parsed.databaseUrl };
 }
 
+function open(cfg: Config & { databaseUrl: string }): NeonConnection {
+  return connectNeon(cfg.databaseUrl, cfg.neonWsProxy ? { localProxy: cfg.neonWsProxy } : {});
+}
+
 export default {
-  async fetch(request: Request, env: Env): Promise<Response> {
+  async fetch(request: Request, env: Env, ctx: Ctx): Promise<Response> {
+    let cfg: Config & { databaseUrl: string };
     try {
-      config(env);
+      cfg = config(env);
     } catch (err) {
+      // Bad configuration is the operator's to fix: say which setting, reveal nothing else.
       const message = err instanceof ConfigError ? err.message : 'bad environment';
       return Response.json({ type: 'error', error: { type: 'api_error', message } }, { status: 500 });
     }
-    if (new URL(request.url).pathname === '/healthz') return Response.json({ ok: true });
-    return Response.json(
-      { type: 'error', error: { type: 'not_found_error', message: 'not found' } },
-      { status: 404 },
-    );
+    const conn = open(cfg);
+    try {
+      return await createApp({ db: conn.db }).fetch(request);
+    } finally {
+      ctx.waitUntil(conn.close());
+    }
   },
 
-  async scheduled(_event: unknown, env: Env, ctx: { waitUntil(p: Promise<unknown>): void }): Promise<void> {
-    const { databaseUrl } = config(env);
-    const conn = connectNeon(databaseUrl);
+  async scheduled(_event: unknown, env: Env, ctx: Ctx): Promise<void> {
+    const conn = open(config(env));
     const run = runOnce({ db: conn.db }).finally(() => conn.close());
     ctx.waitUntil(run);
     await run;

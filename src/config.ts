@@ -26,6 +26,11 @@ export interface Config {
   dataDir: string;
   /** Replicas of the journal stream when this process provisions it (3 in production). */
   journalReplicas: number;
+  /**
+   * Workers only, for local development: `host:port` of a plain WebSocket-to-TCP proxy the
+   * Neon driver reaches an ordinary PostgreSQL through (`wrangler dev`, tests). Unset in production.
+   */
+  neonWsProxy: string | null;
 }
 
 /** Node's default port: the same as `wrangler dev`, so local clients need no change between the two. */
@@ -60,6 +65,7 @@ export function parseConfig(raw: Record<string, unknown>): Config {
     natsUrl,
     dataDir: text('LEASEHOLD_DATA_DIR') ?? DEFAULT_DATA_DIR,
     journalReplicas: replicas(text('LEASEHOLD_JOURNAL_REPLICAS')),
+    neonWsProxy: text('LEASEHOLD_NEON_WS_PROXY'),
   };
 }
 
@@ -67,7 +73,9 @@ function replicas(value: string | null): number {
   if (value === null) return 1;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 5) {
-    throw new ConfigError(`LEASEHOLD_JOURNAL_REPLICAS must be an integer from 1 to 5, not ${JSON.stringify(value)}`);
+    throw new ConfigError(
+      `LEASEHOLD_JOURNAL_REPLICAS must be an integer from 1 to 5, not ${JSON.stringify(value)}`,
+    );
   }
   return n;
 }

@@ -17,6 +17,7 @@ declare module 'vitest' {
     templateDatabase: string;
     pgliteSnapshot: string;
     wsProxyPort: number;
+    workerdDatabaseUrl: string;
   }
 }
 
@@ -33,6 +34,11 @@ export default async function setup(project: TestProject) {
     await conn.close();
   }
   project.provide('templateDatabase', template);
+  // The workerd suite cannot create databases (no TCP driver there): it gets one made here,
+  // cloned before any test file holds a connection to the template.
+  const workerdDatabase = `leasehold_t_${process.pid}_workerd`;
+  await adminQuery(`CREATE DATABASE ${workerdDatabase} TEMPLATE ${template}`);
+  project.provide('workerdDatabaseUrl', databaseUrl(workerdDatabase));
 
   const dir = await mkdtemp(path.join(tmpdir(), 'leasehold-test-'));
   const lite = await openPglite();

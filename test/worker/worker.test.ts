@@ -1,0 +1,98 @@
+/**
+ * The Worker as deployed, inside workerd: the work API over the Neon driver (a Pool per
+ * request), and the scheduled housekeeping.
+ */
+import {
+  createExecutionContext,
+  createScheduledController,
+  env,
+  waitOnExecutionContext,
+} from 'cloudflare:test';
+import { exports } from 'cloudflare:workers';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import worker from '../../functions/worker.js';
+import { issueEnvironmentKey } from '../../src/auth/credentials.js';
+import { connectNeon } from '../../src/db/drivers/neon.js';
+import { maybeRow } from '../../src/db/handle.js';
+import { enqueue } from '../../src/queue/enqueue.js';
+import { setupSession } from '../helpers/factories.js';
+
+const bindings = env as unknown as { DATABASE_URL: string; LEASEHOLD_NEON_WS_PROXY: string };
+
+async function withDb<T>(fn: (db: ReturnType<typeof connectNeon>['db']) => Promise<T>): Promise<T> {
+  const conn = connectNeon(bindings.DATABASE_URL, { localProxy: bindings.LEASEHOLD_NEON_WS_PROXY });
+  try {
+    return await fn(conn.db);
+  } finally {
+    await conn.close();
+  }
+}
+
+const call = (path: string, key: string, init: RequestInit = {}) =>
+  (exports as unknown as { default: { fetch(r: Request): Promise<Response> } }).default.fetch(
+    new Request(`http://leasehold.test${path}`, { ...init, headers: { authorization: `Bearer ${key}` } }),
+  );
+
+describe('the Worker under workerd', () => {
+  it('serves a poll → ack → heartbeat → stop cycle', async () => {
+    const { environmentId, key, workId } = await withDb(async (db) => {
+      const s = await setupSession(db, 'self_hosted');
+      const issued = await issueEnvironmentKey(db, s.environmentId, 'worker test', null);
+      const { work } = await enqueue(db, { ...s, kind: 'tool_exec' });
+      return { environmentId: s.environmentId, key: issued.key, workId: work.id };
+    });
+    const base = `/v1/environments/${environmentId}/work`;
+    const polled = (await (await call(`${base}/poll`, key)).json()) as { id: string; state: string };
+    expect(polled).toMatchObject({ id: workId, state: 'queued' });
+    const acked = (await (await call(`${base}/${workId}/ack`, key, { method: 'POST' })).json()) as {
+      state: string;
+    };
+    expect(acked.state).toBe('starting');
+    const beat = await call(`${base}/${workId}/heartbeat?expected_last_heartbeat=NO_HEARTBEAT`, key, {
+      method: 'POST',
+    });
+    expect(await beat.json()).toMatchObject({ state: 'active', lease_extended: true });
+    const stopped = await call(`${base}/${workId}/stop`, key, { method: 'POST' });
+    expect(stopped.status).toBe(204);
+    const row = await withDb((db) =>
+      maybeRow<{ state: string }>(db, sql`SELECT state FROM work_items WHERE id = ${workId}`),
+    );
+    expect(row?.state).toBe('stopping');
+  });
+
+  it('an empty long poll answers null after re-polling within block_ms', async () => {
+    const { environmentId, key } = await withDb(async (db) => {
+      const s = await setupSession(db, 'self_hosted');
+      return {
+        environmentId: s.environmentId,
+        key: (await issueEnvironmentKey(db, s.environmentId, 'w', null)).key,
+      };
+    });
+    const started = Date.now();
+    const res = await call(`/v1/environments/${environmentId}/work/poll?block_ms=300`, key);
+    expect(await res.text()).toBe('null\n');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+  });
+
+  it('the scheduled handler finalizes an abandoned wind-down', async () => {
+    const workId = await withDb(async (db) => {
+      const s = await setupSession(db, 'self_hosted');
+      const { work } = await enqueue(db, { ...s, kind: 'tool_exec' });
+      await db.execute(
+        sql`UPDATE work_items SET state = 'stopping', lease_expires_at = now() - interval '1 minute' WHERE id = ${work.id}`,
+      );
+      return work.id;
+    });
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: '* * * * *' }), env as never, ctx);
+    await waitOnExecutionContext(ctx);
+    const row = await withDb((db) =>
+      maybeRow<{ state: string; stopped: boolean }>(
+        db,
+        sql`SELECT state, stopped_at IS NOT NULL AS stopped FROM work_items WHERE id = ${workId}`,
+      ),
+    );
+    expect(row).toEqual({ state: 'stopped', stopped: true });
+  });
+});
