@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['./test/global-setup.ts'],
+    // Each file gets its own database (and nats-server), so files may run side by side.
+    fileParallelism: true,
+    maxWorkers: 3,
     projects: [
       {
         extends: true,
@@ -13,9 +16,6 @@ export default defineConfig({
           exclude: ['test/worker/**'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
-          // Each file gets its own database, so files may run side by side.
-          fileParallelism: true,
-          maxWorkers: 3,
         },
       },
       {

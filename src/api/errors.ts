@@ -1,9 +1,10 @@
 /**
  * The wire's error envelope and the one place where failures become HTTP statuses:
  * `{"type":"error","request_id":"req_…","error":{"type":…,"message":…,"details"?:…}}`.
- * Queue outcomes map to 404/409/412; anything unknown is logged with the request id and
- * answered with a generic 500 that reveals nothing.
+ * Queue outcomes map to 404/409/412 and a missing journal stream to 503; anything unknown is
+ * logged with the request id and answered with a generic 500 that reveals nothing.
  */
+import { NotProvisionedError } from '../journal/errors.js';
 import {
   HeartbeatMismatchError,
   LeaseLostError,
@@ -37,6 +38,8 @@ export const badRequest = (message: string) => new ApiError(400, 'invalid_reques
 export const unauthorized = (message: string) => new ApiError(401, 'authentication_error', message);
 export const forbidden = (message: string) => new ApiError(403, 'permission_error', message);
 export const notFound = (message: string) => new ApiError(404, 'not_found_error', message);
+/** A dependency the server lacks (not configured, or not provisioned): the operator's to fix. */
+export const serviceUnavailable = (message: string) => new ApiError(503, 'api_error', message);
 /** A semantic conflict: retrying cannot help, so the SDK is told not to (it retries 409s by default). */
 export const conflict = (message: string, type: ErrorType = 'invalid_request_error') =>
   new ApiError(409, type, message, { headers: { 'x-should-retry': 'false' } });
@@ -50,6 +53,7 @@ export function toApiError(err: unknown): ApiError | null {
     return conflict('the lease is no longer held by this proof', 'lease_lost_error');
   if (err instanceof UnknownSessionError) return badRequest(err.message);
   if (err instanceof HeartbeatMismatchError) return preconditionFailed(err, 0);
+  if (err instanceof NotProvisionedError) return serviceUnavailable('journal stream not provisioned');
   return null;
 }
 

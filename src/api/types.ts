@@ -1,3 +1,5 @@
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
 import type { Principal } from '../auth/credentials.js';
 import type { Database } from '../db/handle.js';
 import type { WakeSource } from './wake.js';
@@ -13,6 +15,14 @@ export interface ApiDeps {
   /** Wakes long polls when work arrives; absent → waiters re-poll on a short backoff. */
   wake?: WakeSource;
   log?: Logger;
+  /** The agent journal's NATS connection (NATS_URL); absent → the journal routes answer 503. */
+  journal?: JournalDeps;
+}
+
+/** A JetStream client and the connection under it (Check takes the connection, as Go's does). */
+export interface JournalDeps {
+  js: JetStreamClient;
+  nc: NatsConnection;
 }
 
 export type AppEnv = {

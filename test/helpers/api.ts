@@ -4,7 +4,7 @@
  */
 import type { Hono } from 'hono';
 import { createApp } from '../../src/api/app.js';
-import type { AppEnv } from '../../src/api/types.js';
+import type { AppEnv, JournalDeps } from '../../src/api/types.js';
 import { WakeHub } from '../../src/api/wake.js';
 import { type ApiKeyScope, issueApiKey, issueEnvironmentKey } from '../../src/auth/credentials.js';
 import type { Database } from '../../src/db/handle.js';
@@ -21,9 +21,10 @@ export interface TestApi {
   ): Promise<Response>;
 }
 
-export function testApi(db: Database): TestApi {
+/** `journal` wires the journal routes to a NATS server; without it they answer 503. */
+export function testApi(db: Database, journal?: JournalDeps): TestApi {
   const hub = new WakeHub();
-  const app = createApp({ db, wake: hub, log: { warn: () => {}, error: () => {} } });
+  const app = createApp({ db, wake: hub, log: { warn: () => {}, error: () => {} }, journal });
   return {
     app,
     hub,

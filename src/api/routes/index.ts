@@ -8,6 +8,7 @@ import type { Hono } from 'hono';
 import { ANY_KEY, authorize } from '../auth.js';
 import { ApiError, notFound } from '../errors.js';
 import type { AppEnv } from '../types.js';
+import { registerJournalRoutes } from './journal.js';
 import { registerManagement } from './management.js';
 import { registerOpenApi } from './openapi-json.js';
 import { registerPlatform } from './platform.js';
@@ -24,6 +25,7 @@ import { registerWorkUpdate } from './work-update.js';
 export function registerRoutes(app: Hono<AppEnv>): void {
   registerOpenApi(app);
   registerManagement(app);
+  registerJournalRoutes(app);
   registerPlatform(app);
   registerWorkPoll(app);
   registerWorkStats(app);

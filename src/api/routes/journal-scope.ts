@@ -1,0 +1,27 @@
+/**
+ * What the journal routes share: the path base, the run and step tokens (each must be one NATS
+ * subject token, so the alphabet is narrower than NATS allows: nothing a URL or a log could
+ * garble), and the journal connection, which a server without NATS_URL does not have.
+ */
+import type { Context } from 'hono';
+import { badRequest, serviceUnavailable } from '../errors.js';
+import type { AppEnv, JournalDeps } from '../types.js';
+import { PLATFORM_BASE } from './platform-scope.js';
+
+export const RUN_PATH = `${PLATFORM_BASE}/runs/:run`;
+
+const TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** The run or step id in the path, or a 400 before it can reach a subject. */
+export function pathToken(c: Context<AppEnv>, name: 'run' | 'step'): string {
+  const value = c.req.param(name) ?? '';
+  if (!TOKEN.test(value)) throw badRequest(`${name} must be 1–128 characters of [A-Za-z0-9_-]`);
+  return value;
+}
+
+/** The journal connection, or 503: without NATS the server still runs the queue. */
+export function journalDeps(c: Context<AppEnv>): JournalDeps {
+  const journal = c.get('deps').journal;
+  if (!journal) throw serviceUnavailable('the journal is not configured on this server (set NATS_URL)');
+  return journal;
+}

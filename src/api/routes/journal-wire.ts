@@ -1,0 +1,76 @@
+/**
+ * The journal on the wire, snake_case as the Go package's JSON: a record carries its identity
+ * flat beside its body, and a commit's `state` goes back to the base64 string it was stored as.
+ */
+import { z } from 'zod';
+import type { CheckReport } from '../../journal/check.js';
+import { toBase64 } from '../../journal/codec.js';
+import type { Commit, JournalRecord } from '../../journal/types.js';
+
+export function toWireRecord(r: JournalRecord) {
+  let data: unknown = r.data;
+  if (r.type === 'commit') {
+    const { state, ...rest } = r.data as Commit;
+    data = state === undefined ? rest : { ...rest, state: toBase64(state) };
+  }
+  return {
+    seq: r.seq,
+    time: r.time,
+    type: r.type,
+    iteration: r.task.iteration,
+    attempt: r.task.attempt,
+    delivered: r.task.delivered,
+    stream_seq: r.task.streamSeq ?? 0,
+    dispatch_nonce: r.task.dispatchNonce ?? null,
+    index: r.index,
+    data,
+  };
+}
+
+export const wireRecordSchema = z.object({
+  seq: z.int().describe('stream sequence: the record position, and the cursor to resume after'),
+  time: z.string().describe('when the server stored the record (RFC 3339)'),
+  type: z
+    .string()
+    .describe('claim, entry, model.response, tool.intent, tool.result, pause, input.placed or commit'),
+  iteration: z.int(),
+  attempt: z.int(),
+  delivered: z.int().describe('delivery count of the task message that wrote the record'),
+  stream_seq: z.int().describe('sequence of that task message; 0 when unknown'),
+  dispatch_nonce: z.string().nullable(),
+  index: z.int().describe('ordinal of the record within its claim; the claim is 0'),
+  data: z.unknown().describe('the record body as stored; a commit state is a base64 string'),
+});
+
+export const wireJournalPageSchema = z.object({
+  data: z.array(wireRecordSchema),
+  next_after_seq: z.int().nullable().describe('pass as after_seq for the next page; null at the tail'),
+});
+
+export function toWireReport(report: CheckReport) {
+  return {
+    run_id: report.runId,
+    ok: report.ok(),
+    steps: report.steps.map((s) => ({
+      step_id: s.stepId,
+      records: s.records,
+      commits: s.commits,
+      violations: s.violations,
+    })),
+    skipped: report.skipped,
+  };
+}
+
+export const wireCheckReportSchema = z.object({
+  run_id: z.string(),
+  ok: z.boolean().describe('true when no step has a violation'),
+  steps: z.array(
+    z.object({
+      step_id: z.string(),
+      records: z.int(),
+      commits: z.int(),
+      violations: z.array(z.string()).describe('one sentence per violation, naming the seqs'),
+    }),
+  ),
+  skipped: z.array(z.string()).describe('invariants not checked, each with its reason'),
+});
