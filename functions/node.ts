@@ -7,14 +7,18 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { WebSocket } from 'ws';
 import { createApp } from '../src/api/app.js';
-import type { ApiDeps } from '../src/api/types.js';
+import type { ApiDeps, JournalDeps } from '../src/api/types.js';
 import { WakeHub } from '../src/api/wake.js';
 import { ensureConfiguredAdminKey, hasAdminKey, issueApiKey } from '../src/auth/credentials.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
 import { connectPg, listenPg, migratePg } from '../src/db/drivers/node-pg.js';
 import { migratePglite, openPglite } from '../src/db/drivers/pglite.js';
 import type { Database } from '../src/db/handle.js';
+import { connectJournal } from '../src/journal/connect.js';
+import { ensureJournalStream } from '../src/journal/stream.js';
 import { runOnce, WORK_CHANNEL } from '../src/queue/index.js';
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../drizzle');
@@ -93,6 +97,21 @@ async function ensureAdmin(db: Database, config: Config): Promise<void> {
   log.info(`created the first admin API key; it is in ${file} (shown nowhere else)`);
 }
 
+/**
+ * The journal's connection, with the stream provisioned (idempotent; refuses a stream whose
+ * config would break the fence). Null when NATS_URL is unset: journal routes then answer 503.
+ */
+async function openJournal(config: Config): Promise<JournalDeps | null> {
+  if (!config.natsUrl) {
+    log.info('NATS_URL is not set: the journal is off');
+    return null;
+  }
+  const nc = await connectJournal(config.natsUrl, { webSocket: WebSocket });
+  await ensureJournalStream(await jetstreamManager(nc), { replicas: config.journalReplicas });
+  log.info(`journal on ${config.natsUrl}`);
+  return { nc, js: jetstream(nc) };
+}
+
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -107,9 +126,9 @@ async function main(): Promise<void> {
   const hub = new WakeHub();
   const storage = await openStorage(config, hub);
   await ensureAdmin(storage.db, config);
-  if (!config.natsUrl) log.info('NATS_URL is not set: the journal is off');
+  const journal = await openJournal(config);
 
-  const deps: ApiDeps = { db: storage.db, wake: hub, log };
+  const deps: ApiDeps = { db: storage.db, wake: hub, log, journal: journal ?? undefined };
   const app = createApp(deps);
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
     log.info(`listening on http://${info.address}:${info.port} (${storage.description})`),
@@ -131,6 +150,7 @@ async function main(): Promise<void> {
     // Stop accepting; in-flight requests (long polls included, ≤ 1 s) finish first.
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await housekeeping;
+    await journal?.nc.close();
     await storage.close();
     process.exit(0);
   };

@@ -11,11 +11,16 @@ import { ensureJournalStream } from '../src/journal/stream.js';
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
-  if (!config.natsUrl) throw new ConfigError('NATS_URL is not set (a ws:// or wss:// URL of a JetStream server)');
+  if (!config.natsUrl)
+    throw new ConfigError('NATS_URL is not set (a ws:// or wss:// URL of a JetStream server)');
   const nc = await connectJournal(config.natsUrl, { webSocket: WebSocket, reconnect: false });
   try {
-    const { created } = await ensureJournalStream(await jetstreamManager(nc), { replicas: config.journalReplicas });
-    console.warn(`AGENT_JOURNAL ${created ? 'created' : 'already provisioned and compatible'} (replicas ${config.journalReplicas})`);
+    const { created } = await ensureJournalStream(await jetstreamManager(nc), {
+      replicas: config.journalReplicas,
+    });
+    console.warn(
+      `AGENT_JOURNAL ${created ? 'created' : 'already provisioned and compatible'} (replicas ${config.journalReplicas})`,
+    );
   } finally {
     await nc.close();
   }
