@@ -14,7 +14,8 @@ export async function readTail(
   runId: string,
   stepId: string,
 ): Promise<StoredMsg | null> {
-  const jsm = await js.jetstreamManager();
+  // No account-info round trip per read: the stream's absence surfaces as 10059 anyway.
+  const jsm = await js.jetstreamManager(false);
   try {
     return await jsm.streams.getMessage(JOURNAL_STREAM, { last_by_subj: journalSubject(runId, stepId) });
   } catch (err) {

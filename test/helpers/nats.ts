@@ -25,6 +25,8 @@ export interface NatsServer {
   /** Client (TCP) port, for tests of the other transport. */
   port: number;
   storeDir: string;
+  /** The server process, for tests that freeze it (SIGSTOP) to lose an answer in flight. */
+  pid: number;
   /** A websocket connection to this server (closed with the server). */
   connect(): Promise<NatsConnection>;
   stop(): Promise<void>;
@@ -78,6 +80,7 @@ export async function startNatsServer(extraConfig = ''): Promise<NatsServer> {
     wsUrl,
     port,
     storeDir: path.join(dir, 'store'),
+    pid: child.pid!,
     connect: async () => {
       const nc = await connectJournal(wsUrl, { webSocket: WebSocket });
       connections.push(nc);

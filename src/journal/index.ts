@@ -1,0 +1,46 @@
+/**
+ * The agent journal's public surface: one fenced, append-only JetStream subject per agent step
+ * (`journal.{run}.{step}` in `AGENT_JOURNAL`). See types.ts for the terms and journal.ts for
+ * the handle.
+ */
+export { check } from './check.js';
+export { decodeMsg } from './codec.js';
+export { connectJournal, type JournalConnectOptions } from './connect.js';
+export {
+  CommittedError,
+  ConcurrentUseError,
+  ERR_INTERRUPTED,
+  FencedError,
+  JournalError,
+  JournalTransportError,
+  NotProvisionedError,
+  ReplayMismatchError,
+  RestartLimitError,
+  StaleError,
+} from './errors.js';
+export { DEFAULT_RESTART_LIMIT, Journal, type ModelFn, type OpenOptions } from './journal.js';
+export type { PlacedInput, ReplayMode } from './open.js';
+export { OutcomeUnknownError } from './publish.js';
+export { read } from './read.js';
+export type { ToolCall, ToolResult } from './replay.js';
+export { ScriptedModel } from './scripted-model.js';
+export { ensureJournalStream, JournalStreamMismatchError, type JournalStreamOptions } from './stream.js';
+export type { ToolFn } from './tool.js';
+export {
+  type ClaimBody,
+  type Commit,
+  type CommitAction,
+  type InputPlacedBody,
+  JOURNAL_STREAM,
+  type JournalRecord,
+  type Json,
+  journalSubject,
+  type ModelResponseBody,
+  msgId,
+  type PauseBody,
+  type RecordType,
+  type Replay,
+  type Task,
+  type ToolIntentBody,
+  type ToolResultBody,
+} from './types.js';

@@ -1,0 +1,92 @@
+/**
+ * One fenced publish of one record, and what its failure means.
+ *
+ * Every record is published with its stable `Nats-Msg-Id` (`msgId(task, index)`) and
+ * `Nats-Expected-Last-Subject-Sequence` = the last sequence its writer saw. A publish whose
+ * PubAck never came back is repeated **identically** (same id, same expected sequence, same
+ * bytes): inside the dedup window the server answers `duplicate: true` with the original
+ * sequence; after it, the stale expectation is rejected (10071) and the caller's re-read finds
+ * the record by its index. So a resend never stores a record twice.
+ *
+ * Failures are sorted into what the caller can act on:
+ * - 10071 `wrong last sequence` → `WrongLastSequenceError` (internal): someone wrote in
+ *   between. Not fencing by itself; Open re-classifies, Append re-reads.
+ * - 10059 `stream not found`, or no JetStream responder → `NotProvisionedError`.
+ * - any other server answer (10054 too big, 10077 stream full, …) and the client refusing to
+ *   send (payload over max_payload) → `JournalTransportError`: nothing was stored.
+ * - no answer after every retry → `OutcomeUnknownError`: the record may or may not be stored.
+ */
+import { JetStreamApiError, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
+import { ConnectionError, RequestError, TimeoutError } from '@nats-io/nats-core';
+import { recordHeaders } from './codec.js';
+import { JournalTransportError, NotProvisionedError } from './errors.js';
+import { journalSubject, msgId, type RecordType, type Task } from './types.js';
+
+/** Identical resends after a lost PubAck, counting the first publish. */
+export const PUBLISH_TRIES = 3;
+
+const WRONG_LAST_SEQUENCE = 10071;
+const STREAM_NOT_FOUND = 10059;
+
+/** The fence refused the write: the subject's last sequence is not the one the writer saw. */
+export class WrongLastSequenceError extends Error {
+  constructor(options: { cause: unknown }) {
+    super('journal: wrong last subject sequence', options);
+    this.name = 'WrongLastSequenceError';
+  }
+}
+
+/**
+ * A write whose PubAck never arrived, after every identical resend: it may have been stored.
+ * The handle refuses further writes (a later record would reuse its index); stop, and let the
+ * next delivery of the task take the step over.
+ */
+export class OutcomeUnknownError extends JournalTransportError {}
+
+export async function publishRecord(
+  js: JetStreamClient,
+  task: Task,
+  type: RecordType,
+  body: Uint8Array,
+  index: number,
+  expectedSeq: number,
+): Promise<PubAck> {
+  const subject = journalSubject(task.runId, task.stepId);
+  let lastError: unknown;
+  for (let attempt = 0; attempt < PUBLISH_TRIES; attempt++) {
+    try {
+      // Fresh headers each time: the client adds the msg-id and expect headers to the object.
+      return await js.publish(subject, body, {
+        headers: recordHeaders(type, task, index),
+        msgID: msgId(task, index),
+        expect: { lastSubjectSequence: expectedSeq },
+      });
+    } catch (err) {
+      if (!isLostAnswer(err)) throw classify(err);
+      lastError = err;
+    }
+  }
+  throw new OutcomeUnknownError(
+    `no answer to ${type} #${index} after ${PUBLISH_TRIES} identical publishes; it may be stored`,
+    { cause: lastError },
+  );
+}
+
+/** The request went out (or may have) and no answer came: only a resend can tell. */
+function isLostAnswer(err: unknown): boolean {
+  if (err instanceof RequestError) return !err.isNoResponders();
+  return err instanceof TimeoutError || err instanceof ConnectionError;
+}
+
+function classify(err: unknown): Error {
+  if (err instanceof JetStreamApiError) {
+    if (err.code === WRONG_LAST_SEQUENCE) return new WrongLastSequenceError({ cause: err });
+    if (err.code === STREAM_NOT_FOUND) return new NotProvisionedError({ cause: err });
+    return new JournalTransportError(`${err.code} ${err.message}`, { cause: err });
+  }
+  // No stream listens on journal.> (the client reports no responders as "jetstream is not
+  // enabled", a class it does not export).
+  if (err instanceof Error && err.name === 'JetStreamNotEnabled')
+    return new NotProvisionedError({ cause: err });
+  return new JournalTransportError((err as Error)?.message ?? String(err), { cause: err });
+}
