@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   try {
     const item = await claim(pg.db, 'model_turn', TURN_TTL_MS);
     if (!item) {
-      console.log(JSON.stringify({ outcome: 'idle' }));
+      process.stdout.write(`${JSON.stringify({ outcome: 'idle' })}\n`);
       return;
     }
     const model = new ScriptedModel(
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
       },
       { ttlMs: TURN_TTL_MS },
     );
-    console.log(JSON.stringify({ item: item.id, ...outcome, requests: model.requests() }));
+    process.stdout.write(`${JSON.stringify({ item: item.id, ...outcome, requests: model.requests() })}\n`);
   } finally {
     await nc.close();
     await pg.close();
