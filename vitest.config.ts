@@ -29,6 +29,7 @@ export default defineConfig({
               bindings: {
                 DATABASE_URL: inject('workerdDatabaseUrl'),
                 LEASEHOLD_NEON_WS_PROXY: `127.0.0.1:${inject('wsProxyPort')}`,
+                NATS_URL: inject('workerdNatsUrl'),
               },
             },
           })),

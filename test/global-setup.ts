@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { connectPg, migratePg } from '../src/db/drivers/node-pg.js';
 import { migratePglite, openPglite } from '../src/db/drivers/pglite.js';
+import { startNatsServer } from './helpers/nats.js';
 import { adminQuery, databaseUrl } from './helpers/postgres.js';
 import { startWsProxy } from './helpers/ws-proxy.js';
 
@@ -18,6 +19,7 @@ declare module 'vitest' {
     pgliteSnapshot: string;
     wsProxyPort: number;
     workerdDatabaseUrl: string;
+    workerdNatsUrl: string;
   }
 }
 
@@ -48,12 +50,17 @@ export default async function setup(project: TestProject) {
   await lite.close();
   project.provide('pgliteSnapshot', snapshot);
 
+  // The workerd suite cannot spawn processes either: its nats-server is started here.
+  const nats = await startNatsServer();
+  project.provide('workerdNatsUrl', nats.wsUrl);
+
   const pgAddress = new URL(databaseUrl(template));
   const proxy = await startWsProxy([`${pgAddress.hostname}:${pgAddress.port || 5432}`]);
   project.provide('wsProxyPort', proxy.port);
 
   return async () => {
     await proxy.close();
+    await nats.stop();
     await rm(dir, { recursive: true, force: true });
     await dropTestDatabases();
   };
