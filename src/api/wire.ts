@@ -3,9 +3,8 @@
  * Every nullable field is present (holding null); trace context never appears in a body.
  */
 import { z } from 'zod';
-import { isMintedId } from '../ids.js';
 import type { HeartbeatResult, Work, WorkCursor, WorkStats } from '../queue/index.js';
-import { isRfc3339 } from '../rfc3339.js';
+import { decodeKeysetCursor, encodeKeysetCursor } from './cursor.js';
 
 export interface WireWork {
   type: 'work';
@@ -62,29 +61,9 @@ export function toWireStats(s: WorkStats) {
   };
 }
 
-/** Opaque list cursor: base64url of `v1|<created_at>|<id>` of the last item returned. */
-export function encodeCursor(c: WorkCursor): string {
-  return base64url(`v1|${c.createdAt}|${c.id}`);
-}
-
-/** The cursor's position, or null when it is not one this server made. */
-export function decodeCursor(page: string): WorkCursor | null {
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(page)) return null;
-  let text: string;
-  try {
-    text = atob(page.replace(/-/g, '+').replace(/_/g, '/'));
-  } catch {
-    return null;
-  }
-  const [version, createdAt, id, ...rest] = text.split('|');
-  if (version !== 'v1' || rest.length > 0 || !createdAt || !id) return null;
-  if (!isRfc3339(createdAt) || !isMintedId(id, 'work')) return null;
-  return { createdAt, id };
-}
-
-function base64url(text: string): string {
-  return btoa(text).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
+/** Opaque list cursor of the work list (see cursor.ts). */
+export const encodeCursor = (c: WorkCursor): string => encodeKeysetCursor('v1', c);
+export const decodeCursor = (page: string): WorkCursor | null => decodeKeysetCursor('v1', 'work', page);
 
 const stamp = z.string().describe('RFC 3339 UTC, microseconds, trailing zeros trimmed');
 export const wireWorkSchema = z.object({

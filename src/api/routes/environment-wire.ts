@@ -4,8 +4,7 @@
  */
 import { z } from 'zod';
 import type { Environment, EnvironmentCursor } from '../../environments/index.js';
-import { isMintedId } from '../../ids.js';
-import { isRfc3339 } from '../../rfc3339.js';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../cursor.js';
 
 export function toWireEnvironment(e: Environment) {
   return {
@@ -71,22 +70,7 @@ export const wireEnvironmentDeletedSchema = z.object({
   type: z.literal('environment_deleted'),
 });
 
-/** Opaque list cursor: base64url of `env1|<created_at>|<id>` of the last environment returned. */
-export function encodeEnvironmentCursor(c: EnvironmentCursor): string {
-  return btoa(`env1|${c.createdAt}|${c.id}`).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-/** The cursor's position, or null when it is not one this server made for this list. */
-export function decodeEnvironmentCursor(page: string): EnvironmentCursor | null {
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(page)) return null;
-  let text: string;
-  try {
-    text = atob(page.replace(/-/g, '+').replace(/_/g, '/'));
-  } catch {
-    return null;
-  }
-  const [version, createdAt, id, ...rest] = text.split('|');
-  if (version !== 'env1' || rest.length > 0 || !createdAt || !id) return null;
-  if (!isRfc3339(createdAt) || !isMintedId(id, 'env')) return null;
-  return { createdAt, id };
-}
+/** Opaque list cursor of the environments list (see cursor.ts). */
+export const encodeEnvironmentCursor = (c: EnvironmentCursor): string => encodeKeysetCursor('env1', c);
+export const decodeEnvironmentCursor = (page: string): EnvironmentCursor | null =>
+  decodeKeysetCursor('env1', 'env', page);
