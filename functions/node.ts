@@ -4,6 +4,7 @@
  * Long polls wake on LISTEN/NOTIFY; housekeeping runs on a timer; SIGTERM drains.
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
@@ -20,6 +21,7 @@ import type { Database } from '../src/db/handle.js';
 import { connectJournal } from '../src/journal/connect.js';
 import { ensureJournalStream } from '../src/journal/stream.js';
 import { runOnce, WORK_CHANNEL } from '../src/queue/index.js';
+import { startTelemetry } from './telemetry.js';
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../drizzle');
 /** How often housekeeping runs; each run is bounded and safe to overlap with another replica's. */
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
   const storage = await openStorage(config, hub);
   await ensureAdmin(storage.db, config);
   const journal = await openJournal(config);
+  const telemetry = startTelemetry(config, storage.db, log);
 
   const deps: ApiDeps = { db: storage.db, wake: hub, log, journal: journal ?? undefined };
   const app = createApp(deps);
@@ -142,15 +145,27 @@ async function main(): Promise<void> {
   }, HOUSEKEEPING_EVERY_MS);
 
   let stopping = false;
+  // Responses in flight. server.close() waits for every open socket, and a client keeps its
+  // keep-alive socket for seconds after an answer: a drain therefore answers each request in
+  // flight (and any that still arrives) with `Connection: close`.
+  const unanswered = new Set<ServerResponse>();
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (stopping) res.setHeader('connection', 'close');
+    unanswered.add(res);
+    res.once('close', () => unanswered.delete(res));
+  });
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: draining`);
     clearInterval(timer);
-    // Stop accepting; in-flight requests (long polls included, ≤ 1 s) finish first.
+    for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
+    // Stop accepting and close idle sockets (Node ≥ 19); in-flight requests (long polls
+    // included, ≤ 1 s) are answered first, each closing its socket.
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await housekeeping;
     await journal?.nc.close();
+    await telemetry.shutdown(); // its last collection reads the database
     await storage.close();
     process.exit(0);
   };

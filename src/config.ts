@@ -31,6 +31,11 @@ export interface Config {
    * Neon driver reaches an ordinary PostgreSQL through (`wrangler dev`, tests). Unset in production.
    */
   neonWsProxy: string | null;
+  /**
+   * Node only: base URL of an OTLP/HTTP collector (OTEL_EXPORTER_OTLP_ENDPOINT, the standard
+   * name; `/v1/traces` and `/v1/metrics` are appended). Null → telemetry stays a no-op.
+   */
+  otlpEndpoint: string | null;
 }
 
 /** Node's default port: the same as `wrangler dev`, so local clients need no change between the two. */
@@ -53,6 +58,10 @@ export function parseConfig(raw: Record<string, unknown>): Config {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`PORT must be an integer between 0 and 65535, not ${JSON.stringify(portText)}`);
   }
+  const otlpEndpoint = text('OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (otlpEndpoint !== null && !isHttpUrl(otlpEndpoint)) {
+    throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL');
+  }
   const natsUrl = text('NATS_URL');
   if (natsUrl !== null && !/^wss?:\/\//.test(natsUrl)) {
     throw new ConfigError('NATS_URL must be a ws:// or wss:// URL (the journal speaks NATS over websockets)');
@@ -66,7 +75,16 @@ export function parseConfig(raw: Record<string, unknown>): Config {
     dataDir: text('LEASEHOLD_DATA_DIR') ?? DEFAULT_DATA_DIR,
     journalReplicas: replicas(text('LEASEHOLD_JOURNAL_REPLICAS')),
     neonWsProxy: text('LEASEHOLD_NEON_WS_PROXY'),
+    otlpEndpoint,
   };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
 }
 
 function replicas(value: string | null): number {

@@ -1,11 +1,13 @@
 /**
  * The HTTP app: the same Hono app on Node and Workers. Every response carries a
  * `request-id`; every failure leaves in the error envelope; routes register themselves from
- * `routes/`, one endpoint per file.
+ * `routes/`, one endpoint per file. Every request runs inside a server span (a no-op unless
+ * the host registered an OpenTelemetry SDK).
  */
 import { Hono } from 'hono';
 import { pgCode } from '../db/errors.js';
 import { newId } from '../ids.js';
+import { serverSpans } from '../telemetry/server-span.js';
 import { type ApiError, errorBody, internalError, notFound, toApiError } from './errors.js';
 import { registerRoutes } from './routes/index.js';
 import type { ApiDeps, AppEnv } from './types.js';
@@ -13,6 +15,7 @@ import type { ApiDeps, AppEnv } from './types.js';
 export function createApp(deps: ApiDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
+  app.use(serverSpans());
   app.use(async (c, next) => {
     const requestId = newId('req');
     c.set('requestId', requestId);

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { withSpan } from '../telemetry/tracing.js';
 import { WorkNotFoundError } from './errors.js';
 import { interval, WORK_COLUMNS, wireScope } from './sql.js';
 import type { Work } from './types.js';
@@ -16,18 +17,20 @@ export const STARTUP_LEASE_MS = 30_000;
  * startup lease. Idempotent: only that edge writes, so a re-ack (or an ack of a later state)
  * returns the item unchanged. No prior poll is required. Not visible → `WorkNotFoundError`.
  */
-export async function ack(db: SqlHandle, environmentId: string, workId: string): Promise<Work> {
-  const work = await maybeRow<Work>(
-    db,
-    sql`UPDATE work_items w
-           SET state = CASE WHEN w.state = 'queued' THEN 'starting' ELSE w.state END,
-               acknowledged_at = CASE WHEN w.state = 'queued' THEN now() ELSE w.acknowledged_at END,
-               lease_expires_at = CASE WHEN w.state = 'queued' THEN now() + ${interval(STARTUP_LEASE_MS)}
-                                       ELSE w.lease_expires_at END,
-               updated_at = now()
-         WHERE ${wireScope(environmentId, workId)}
-     RETURNING ${WORK_COLUMNS}`,
-  );
-  if (!work) throw new WorkNotFoundError(workId);
-  return work;
+export function ack(db: SqlHandle, environmentId: string, workId: string): Promise<Work> {
+  return withSpan('queue.ack', { 'environment.id': environmentId, 'work.id': workId }, async () => {
+    const work = await maybeRow<Work>(
+      db,
+      sql`UPDATE work_items w
+             SET state = CASE WHEN w.state = 'queued' THEN 'starting' ELSE w.state END,
+                 acknowledged_at = CASE WHEN w.state = 'queued' THEN now() ELSE w.acknowledged_at END,
+                 lease_expires_at = CASE WHEN w.state = 'queued' THEN now() + ${interval(STARTUP_LEASE_MS)}
+                                         ELSE w.lease_expires_at END,
+                 updated_at = now()
+           WHERE ${wireScope(environmentId, workId)}
+       RETURNING ${WORK_COLUMNS}`,
+    );
+    if (!work) throw new WorkNotFoundError(workId);
+    return work;
+  });
 }

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { withSpan } from '../telemetry/tracing.js';
 
 /**
  * Stops every item the session still has in flight — all kinds, all states but stopped —
@@ -10,17 +11,19 @@ import { maybeRow, type SqlHandle } from '../db/handle.js';
  * live slots, so the same transaction can enqueue the redirect turn. Returns how many items
  * it stopped.
  */
-export async function cancelSession(db: SqlHandle, sessionId: string): Promise<number> {
-  const row = await maybeRow<{ n: number }>(
-    db,
-    sql`WITH done AS (
-      UPDATE work_items
-         SET state = 'stopped', stop_requested_at = coalesce(stop_requested_at, now()),
-             stopped_at = now(), lease_expires_at = NULL, updated_at = now()
-       WHERE session_id = ${sessionId} AND state <> 'stopped'
-      RETURNING 1
-    )
-    SELECT count(*)::int AS n FROM done`,
-  );
-  return row?.n ?? 0;
+export function cancelSession(db: SqlHandle, sessionId: string): Promise<number> {
+  return withSpan('queue.cancel_session', { 'session.id': sessionId }, async () => {
+    const row = await maybeRow<{ n: number }>(
+      db,
+      sql`WITH done AS (
+        UPDATE work_items
+           SET state = 'stopped', stop_requested_at = coalesce(stop_requested_at, now()),
+               stopped_at = now(), lease_expires_at = NULL, updated_at = now()
+         WHERE session_id = ${sessionId} AND state <> 'stopped'
+        RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM done`,
+    );
+    return row?.n ?? 0;
+  });
 }

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { ITEM_COLUMNS, interval } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
@@ -13,23 +14,34 @@ import type { Item, WorkKind } from './types.js';
  * One statement; `SKIP LOCKED` lets any number of claimants run at once without blocking on
  * each other or ever sharing an item. A self_hosted environment's tool_exec items are not on
  * this lane (they are polled), so a polled item is never also claimed.
+ *
+ * The item's trace context is the enqueuing span's; a claimant parents its work on it, and
+ * the claim records the hand-out in that trace (`recordHandOut`).
  */
-export async function claim(db: SqlHandle, kind: WorkKind, ttlMs: number): Promise<Item | null> {
-  return maybeRow<Item>(
-    db,
-    sql`WITH picked AS (
-      SELECT id, state FROM work_items
-       WHERE lane = 'claim' AND kind = ${kind}
-         AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))
-       ORDER BY created_at
-       LIMIT 1
-       FOR UPDATE SKIP LOCKED
-    )
-    UPDATE work_items w
-       SET state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
-           claims = w.claims + 1
-      FROM picked
-     WHERE w.id = picked.id
-    RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed`,
-  );
+export function claim(db: SqlHandle, kind: WorkKind, ttlMs: number): Promise<Item | null> {
+  return withSpan('queue.claim', { 'work.kind': kind }, async (span) => {
+    const item = await maybeRow<Item>(
+      db,
+      sql`WITH picked AS (
+        SELECT id, state FROM work_items
+         WHERE lane = 'claim' AND kind = ${kind}
+           AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))
+         ORDER BY created_at
+         LIMIT 1
+         FOR UPDATE SKIP LOCKED
+      )
+      UPDATE work_items w
+         SET state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
+             claims = w.claims + 1
+        FROM picked
+       WHERE w.id = picked.id
+      RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed`,
+    );
+    if (item) {
+      const attributes = { 'work.id': item.id, 'environment.id': item.environmentId, 'work.kind': kind };
+      span.setAttributes({ ...attributes, 'work.reclaimed': item.reclaimed });
+      recordHandOut(item.traceContext, attributes);
+    }
+    return item;
+  });
 }

@@ -3,6 +3,7 @@ import { PG_FOREIGN_KEY_VIOLATION, pgCode } from '../db/errors.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { newId } from '../ids.js';
 import { captureTraceContext } from '../telemetry/trace-context.js';
+import { withSpan } from '../telemetry/tracing.js';
 import { UnknownSessionError } from './errors.js';
 import { LIVE_STATES, WORK_COLUMNS } from './sql.js';
 import type { TraceContext, Work, WorkKind } from './types.js';
@@ -39,6 +40,9 @@ export interface EnqueueResult {
  * One statement in the common case. The environment row decides the lane; a poll-lane item
  * notifies `WORK_CHANNEL` so long polls wake at once (inside a transaction, at commit).
  * The session must exist and be bound to this environment (`UnknownSessionError`).
+ *
+ * The trace context is captured before the `queue.enqueue` span opens: the item belongs to
+ * the caller's turn, and its consumer's spans parent there, not on this short span.
  */
 export async function enqueue(db: SqlHandle, input: EnqueueInput): Promise<EnqueueResult> {
   const metadata = validMetadata(input.metadata);
@@ -48,6 +52,24 @@ export async function enqueue(db: SqlHandle, input: EnqueueInput): Promise<Enque
       : input.traceContext === undefined
         ? captureTraceContext()
         : input.traceContext;
+  const attributes = {
+    'environment.id': input.environmentId,
+    'session.id': input.sessionId,
+    'work.kind': input.kind,
+  };
+  return withSpan('queue.enqueue', attributes, async (span) => {
+    const result = await insertOrReuse(db, input, metadata, trace);
+    span.setAttributes({ 'work.id': result.work.id, 'work.created': result.created });
+    return result;
+  });
+}
+
+async function insertOrReuse(
+  db: SqlHandle,
+  input: EnqueueInput,
+  metadata: Record<string, string>,
+  trace: TraceContext | null,
+): Promise<EnqueueResult> {
   // A live item committed by a concurrent transaction after this statement's snapshot makes
   // the insert do nothing *and* stays invisible to the same statement's read; the next
   // statement sees it. A second miss means the live item just finished: insert again.

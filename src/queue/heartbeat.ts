@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { isRfc3339 } from '../rfc3339.js';
+import { withSpan } from '../telemetry/tracing.js';
 import { type HeartbeatCurrentState, HeartbeatMismatchError, WorkNotFoundError } from './errors.js';
 import { interval, ts, wireScope } from './sql.js';
 import { type HeartbeatResult, NO_HEARTBEAT, type WorkState } from './types.js';
@@ -22,44 +23,46 @@ const LAST_HEARTBEAT = sql.raw(`${ts('w.last_heartbeat')} AS "lastHeartbeat"`);
  * (`HeartbeatMismatchError`, carrying the row's current state). `ttlSeconds` is echoed as
  * given even when nothing was extended.
  */
-export async function heartbeat(
+export function heartbeat(
   db: SqlHandle,
   environmentId: string,
   workId: string,
   expected: string,
   ttlSeconds: number,
 ): Promise<HeartbeatResult> {
-  const ttl = interval(ttlSeconds * 1000);
-  const scope = wireScope(environmentId, workId);
-  let row: { lastHeartbeat: string; state: WorkState } | null;
-  if (expected === NO_HEARTBEAT) {
-    row = await maybeRow(
+  return withSpan('queue.heartbeat', { 'environment.id': environmentId, 'work.id': workId }, async () => {
+    const ttl = interval(ttlSeconds * 1000);
+    const scope = wireScope(environmentId, workId);
+    let row: { lastHeartbeat: string; state: WorkState } | null;
+    if (expected === NO_HEARTBEAT) {
+      row = await maybeRow(
+        db,
+        sql`UPDATE work_items w
+               SET state = 'active', last_heartbeat = now(), started_at = now(),
+                   lease_expires_at = now() + ${ttl}, updated_at = now()
+             WHERE ${scope} AND w.state = 'starting' AND w.last_heartbeat IS NULL
+         RETURNING ${LAST_HEARTBEAT}, w.state`,
+      );
+    } else {
+      if (!isRfc3339(expected)) throw new HeartbeatMismatchError(workId, null);
+      row = await maybeRow(
+        db,
+        sql`UPDATE work_items w
+               SET last_heartbeat = CASE WHEN w.state = 'active' THEN now() ELSE w.last_heartbeat END,
+                   lease_expires_at = CASE WHEN w.state = 'active' THEN now() + ${ttl} ELSE w.lease_expires_at END,
+                   updated_at = now()
+             WHERE ${scope} AND w.last_heartbeat = ${instantOf(expected)}
+         RETURNING ${LAST_HEARTBEAT}, w.state`,
+      );
+    }
+    if (row) return { ...row, leaseExtended: row.state === 'active', ttlSeconds };
+    const current = await maybeRow<HeartbeatCurrentState>(
       db,
-      sql`UPDATE work_items w
-             SET state = 'active', last_heartbeat = now(), started_at = now(),
-                 lease_expires_at = now() + ${ttl}, updated_at = now()
-           WHERE ${scope} AND w.state = 'starting' AND w.last_heartbeat IS NULL
-       RETURNING ${LAST_HEARTBEAT}, w.state`,
+      sql`SELECT ${LAST_HEARTBEAT}, w.state FROM work_items w WHERE ${scope}`,
     );
-  } else {
-    if (!isRfc3339(expected)) throw new HeartbeatMismatchError(workId, null);
-    row = await maybeRow(
-      db,
-      sql`UPDATE work_items w
-             SET last_heartbeat = CASE WHEN w.state = 'active' THEN now() ELSE w.last_heartbeat END,
-                 lease_expires_at = CASE WHEN w.state = 'active' THEN now() + ${ttl} ELSE w.lease_expires_at END,
-                 updated_at = now()
-           WHERE ${scope} AND w.last_heartbeat = ${instantOf(expected)}
-       RETURNING ${LAST_HEARTBEAT}, w.state`,
-    );
-  }
-  if (row) return { ...row, leaseExtended: row.state === 'active', ttlSeconds };
-  const current = await maybeRow<HeartbeatCurrentState>(
-    db,
-    sql`SELECT ${LAST_HEARTBEAT}, w.state FROM work_items w WHERE ${scope}`,
-  );
-  if (!current) throw new WorkNotFoundError(workId);
-  throw new HeartbeatMismatchError(workId, current);
+    if (!current) throw new WorkNotFoundError(workId);
+    throw new HeartbeatMismatchError(workId, current);
+  });
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { withSpan } from '../telemetry/tracing.js';
 import { FINALIZE_BATCH } from './poll.js';
 import { interval } from './sql.js';
 import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
@@ -29,9 +30,9 @@ const DEFAULT_REAP_BATCH = 500;
  * lapsed (their worker died mid-drain) → `stopped`. Polls already do this per environment;
  * this catches environments nobody polls any more.
  */
-export async function finalizeAbandoned(db: SqlHandle, options: HousekeepingOptions = {}): Promise<number> {
+export function finalizeAbandoned(db: SqlHandle, options: HousekeepingOptions = {}): Promise<number> {
   const batch = options.batch ?? FINALIZE_BATCH;
-  return drain(options, batch, () =>
+  return drain('queue.finalize_abandoned', options, batch, () =>
     count(
       db,
       sql`WITH picked AS (
@@ -51,9 +52,9 @@ export async function finalizeAbandoned(db: SqlHandle, options: HousekeepingOpti
 }
 
 /** Deletes worker-poll rows older than the workers_polling window, in every environment. */
-export async function reapPolls(db: SqlHandle, options: HousekeepingOptions = {}): Promise<number> {
+export function reapPolls(db: SqlHandle, options: HousekeepingOptions = {}): Promise<number> {
   const batch = options.batch ?? DEFAULT_REAP_BATCH;
-  return drain(options, batch, () =>
+  return drain('queue.reap_polls', options, batch, () =>
     count(
       db,
       sql`WITH picked AS (
@@ -71,29 +72,36 @@ export async function reapPolls(db: SqlHandle, options: HousekeepingOptions = {}
   );
 }
 
-/** One housekeeping pass, as a cron trigger runs it. */
-export async function runOnce(
+/** One housekeeping pass, as a cron trigger runs it; one span, so a run is one trace. */
+export function runOnce(
   deps: { db: SqlHandle },
   options: HousekeepingOptions = {},
 ): Promise<HousekeepingCounts> {
-  const finalized = await finalizeAbandoned(deps.db, options);
-  const reaped = await reapPolls(deps.db, options);
-  return { finalized, reaped };
+  return withSpan('queue.housekeeping', {}, async () => {
+    const finalized = await finalizeAbandoned(deps.db, options);
+    const reaped = await reapPolls(deps.db, options);
+    return { finalized, reaped };
+  });
 }
 
-async function drain(
+/** Runs `step` until a short batch or `maxBatches`, in a span `name` counting what it did. */
+function drain(
+  name: string,
   options: HousekeepingOptions,
   batch: number,
   step: () => Promise<number>,
 ): Promise<number> {
   const maxBatches = options.maxBatches ?? DEFAULT_MAX_BATCHES;
-  let total = 0;
-  for (let i = 0; i < maxBatches; i++) {
-    const n = await step();
-    total += n;
-    if (n < batch) break;
-  }
-  return total;
+  return withSpan(name, {}, async (span) => {
+    let total = 0;
+    for (let i = 0; i < maxBatches; i++) {
+      const n = await step();
+      total += n;
+      if (n < batch) break;
+    }
+    span.setAttribute('queue.rows', total);
+    return total;
+  });
 }
 
 async function count(db: SqlHandle, query: ReturnType<typeof sql>): Promise<number> {

@@ -6,9 +6,13 @@
  */
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { withSpan } from '../telemetry/tracing.js';
 import { LeaseLostError } from './errors.js';
 import { interval, ts } from './sql.js';
 import type { Item, Timestamp } from './types.js';
+
+/** The span attributes of a holder's write. */
+const held = (item: Item) => ({ 'work.id': item.id, 'environment.id': item.environmentId });
 
 const HELD = (item: Item) =>
   sql`id = ${item.id} AND state = 'active' AND lease_expires_at = ${item.lease}::timestamptz`;
@@ -17,16 +21,18 @@ const HELD = (item: Item) =>
  * Renews the lease to `ttlMs` from now and stores the new proof in `item.lease`. No
  * wall-clock check: a lapsed lease nobody reclaimed yet is still this holder's to renew.
  */
-export async function extend(db: SqlHandle, item: Item, ttlMs: number): Promise<Timestamp> {
-  const row = await maybeRow<{ lease: Timestamp }>(
-    db,
-    sql`UPDATE work_items SET lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now()
-         WHERE ${HELD(item)}
-     RETURNING ${sql.raw(ts('lease_expires_at'))} AS lease`,
-  );
-  if (!row) throw new LeaseLostError(item.id);
-  item.lease = row.lease;
-  return row.lease;
+export function extend(db: SqlHandle, item: Item, ttlMs: number): Promise<Timestamp> {
+  return withSpan('queue.extend', held(item), async () => {
+    const row = await maybeRow<{ lease: Timestamp }>(
+      db,
+      sql`UPDATE work_items SET lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now()
+           WHERE ${HELD(item)}
+       RETURNING ${sql.raw(ts('lease_expires_at'))} AS lease`,
+    );
+    if (!row) throw new LeaseLostError(item.id);
+    item.lease = row.lease;
+    return row.lease;
+  });
 }
 
 /**
@@ -34,8 +40,8 @@ export async function extend(db: SqlHandle, item: Item, ttlMs: number): Promise<
  * the completion of its item commit together. A lost lease is an error: the holder's work
  * may have raced its replacement's and must not count as cleanly finished.
  */
-export async function complete(db: SqlHandle, item: Item): Promise<void> {
-  await handBack(db, item, 'stopped');
+export function complete(db: SqlHandle, item: Item): Promise<void> {
+  return withSpan('queue.complete', held(item), () => handBack(db, item, 'stopped'));
 }
 
 /**
@@ -43,8 +49,8 @@ export async function complete(db: SqlHandle, item: Item): Promise<void> {
  * the holder found follow-on work for the session that its live slot would otherwise
  * suppress.
  */
-export async function requeue(db: SqlHandle, item: Item): Promise<void> {
-  await handBack(db, item, 'queued');
+export function requeue(db: SqlHandle, item: Item): Promise<void> {
+  return withSpan('queue.requeue', held(item), () => handBack(db, item, 'queued'));
 }
 
 async function handBack(db: SqlHandle, item: Item, state: 'stopped' | 'queued'): Promise<void> {
@@ -65,7 +71,9 @@ async function handBack(db: SqlHandle, item: Item, state: 'stopped' | 'queued'):
  * has lapsed, and a reclaim that got there first has already moved the lease this read
  * compares. Given a pool instead of a transaction it is a bare check.
  */
-export async function assertLease(db: SqlHandle, item: Item): Promise<void> {
-  const row = await maybeRow(db, sql`SELECT 1 AS ok FROM work_items WHERE ${HELD(item)} FOR UPDATE`);
-  if (!row) throw new LeaseLostError(item.id);
+export function assertLease(db: SqlHandle, item: Item): Promise<void> {
+  return withSpan('queue.assert_lease', held(item), async () => {
+    const row = await maybeRow(db, sql`SELECT 1 AS ok FROM work_items WHERE ${HELD(item)} FOR UPDATE`);
+    if (!row) throw new LeaseLostError(item.id);
+  });
 }

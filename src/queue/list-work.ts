@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
+import { withSpan } from '../telemetry/tracing.js';
 import { WORK_COLUMNS } from './sql.js';
 import type { Timestamp, Work } from './types.js';
 
@@ -17,7 +18,7 @@ export interface WorkCursor {
  * A re-handed-out item gets a new id but keeps created_at, so an item rotating while a
  * client pages may show up twice or be skipped; pages are a view, not a snapshot.
  */
-export async function listWork(
+export function listWork(
   db: SqlHandle,
   environmentId: string,
   options: { after?: WorkCursor | null; fetch: number },
@@ -25,11 +26,13 @@ export async function listWork(
   const after = options.after
     ? sql`AND (w.created_at, w.id) < (${options.after.createdAt}::timestamptz, ${options.after.id})`
     : sql``;
-  return rows<Work>(
-    db,
-    sql`SELECT ${WORK_COLUMNS} FROM work_items w
-         WHERE w.environment_id = ${environmentId} AND w.lane = 'poll' ${after}
-         ORDER BY w.created_at DESC, w.id DESC
-         LIMIT ${options.fetch}`,
+  return withSpan('queue.list_work', { 'environment.id': environmentId }, () =>
+    rows<Work>(
+      db,
+      sql`SELECT ${WORK_COLUMNS} FROM work_items w
+           WHERE w.environment_id = ${environmentId} AND w.lane = 'poll' ${after}
+           ORDER BY w.created_at DESC, w.id DESC
+           LIMIT ${options.fetch}`,
+    ),
   );
 }

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { newId } from '../ids.js';
+import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { interval, WORK_COLUMNS } from './sql.js';
 import type { Work } from './types.js';
 
@@ -27,35 +28,46 @@ export const FINALIZE_BATCH = 50;
  * (stopping, lease lapsed or absent): never re-offered, settled `stopped`. A data-modifying
  * CTE runs whether or not anything is picked; SKIP LOCKED keeps concurrent polls from
  * blocking each other; no ORDER BY, since every such row is equally abandoned.
+ *
+ * A handed-out item with a trace context records `queue.hand_out` in the enqueuing trace
+ * (`recordHandOut`); the worker gets the same context in the poll response's headers.
  */
-export async function poll(db: SqlHandle, environmentId: string, reclaimMs: number): Promise<Work | null> {
-  return maybeRow<Work>(
-    db,
-    sql`WITH finalized AS (
-      UPDATE work_items
-         SET state = 'stopped', stopped_at = now(), lease_expires_at = NULL, updated_at = now()
-       WHERE id IN (
-         SELECT id FROM work_items
-          WHERE environment_id = ${environmentId} AND state = 'stopping' AND lane = 'poll'
-            AND (lease_expires_at IS NULL OR lease_expires_at < now())
-          LIMIT ${FINALIZE_BATCH}
-          FOR UPDATE SKIP LOCKED)
-      RETURNING 1
-    ), picked AS (
-      SELECT id, lease_expires_at IS NULL AS first FROM work_items
-       WHERE environment_id = ${environmentId} AND lane = 'poll'
-         AND state IN ('queued', 'starting', 'active')
-         AND (lease_expires_at < now() OR (state = 'queued' AND lease_expires_at IS NULL))
-       ORDER BY created_at
-       LIMIT 1
-       FOR UPDATE SKIP LOCKED
-    )
-    UPDATE work_items w
-       SET id = CASE WHEN picked.first THEN w.id ELSE ${newId('work')} END,
-           state = 'queued', last_heartbeat = NULL, acknowledged_at = NULL, started_at = NULL,
-           lease_expires_at = now() + ${interval(reclaimMs)}, updated_at = now(), claims = w.claims + 1
-      FROM picked
-     WHERE w.id = picked.id
-    RETURNING ${WORK_COLUMNS}`,
-  );
+export function poll(db: SqlHandle, environmentId: string, reclaimMs: number): Promise<Work | null> {
+  return withSpan('queue.poll', { 'environment.id': environmentId }, async (span) => {
+    const work = await maybeRow<Work>(
+      db,
+      sql`WITH finalized AS (
+        UPDATE work_items
+           SET state = 'stopped', stopped_at = now(), lease_expires_at = NULL, updated_at = now()
+         WHERE id IN (
+           SELECT id FROM work_items
+            WHERE environment_id = ${environmentId} AND state = 'stopping' AND lane = 'poll'
+              AND (lease_expires_at IS NULL OR lease_expires_at < now())
+            LIMIT ${FINALIZE_BATCH}
+            FOR UPDATE SKIP LOCKED)
+        RETURNING 1
+      ), picked AS (
+        SELECT id, lease_expires_at IS NULL AS first FROM work_items
+         WHERE environment_id = ${environmentId} AND lane = 'poll'
+           AND state IN ('queued', 'starting', 'active')
+           AND (lease_expires_at < now() OR (state = 'queued' AND lease_expires_at IS NULL))
+         ORDER BY created_at
+         LIMIT 1
+         FOR UPDATE SKIP LOCKED
+      )
+      UPDATE work_items w
+         SET id = CASE WHEN picked.first THEN w.id ELSE ${newId('work')} END,
+             state = 'queued', last_heartbeat = NULL, acknowledged_at = NULL, started_at = NULL,
+             lease_expires_at = now() + ${interval(reclaimMs)}, updated_at = now(), claims = w.claims + 1
+        FROM picked
+       WHERE w.id = picked.id
+      RETURNING ${WORK_COLUMNS}`,
+    );
+    if (work) {
+      const attributes = { 'work.id': work.id, 'environment.id': environmentId, 'work.kind': work.kind };
+      span.setAttributes({ ...attributes, 'work.claims': work.claims });
+      recordHandOut(work.traceContext, attributes);
+    }
+    return work;
+  });
 }

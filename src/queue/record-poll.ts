@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { SqlHandle } from '../db/handle.js';
+import { withSpan } from '../telemetry/tracing.js';
 import { interval } from './sql.js';
 import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
 
@@ -11,15 +12,17 @@ import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
  *
  * Best-effort telemetry: callers log a failure and carry on with the poll.
  */
-export async function recordPoll(db: SqlHandle, environmentId: string, workerId: string): Promise<void> {
-  await db.execute(
-    sql`WITH reaped AS (
-      DELETE FROM worker_polls
-       WHERE environment_id = ${environmentId} AND worker_id <> ${workerId}
-         AND last_polled_at < now() - ${interval(WORKERS_POLLING_WINDOW_MS)}
-    )
-    INSERT INTO worker_polls (environment_id, worker_id, last_polled_at)
-    VALUES (${environmentId}, ${workerId}, now())
-    ON CONFLICT (environment_id, worker_id) DO UPDATE SET last_polled_at = now()`,
-  );
+export function recordPoll(db: SqlHandle, environmentId: string, workerId: string): Promise<void> {
+  return withSpan('queue.record_poll', { 'environment.id': environmentId }, async () => {
+    await db.execute(
+      sql`WITH reaped AS (
+        DELETE FROM worker_polls
+         WHERE environment_id = ${environmentId} AND worker_id <> ${workerId}
+           AND last_polled_at < now() - ${interval(WORKERS_POLLING_WINDOW_MS)}
+      )
+      INSERT INTO worker_polls (environment_id, worker_id, last_polled_at)
+      VALUES (${environmentId}, ${workerId}, now())
+      ON CONFLICT (environment_id, worker_id) DO UPDATE SET last_polled_at = now()`,
+    );
+  });
 }

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { withSpan } from '../telemetry/tracing.js';
 import { interval, ts } from './sql.js';
 import type { WorkStats } from './types.js';
 
@@ -13,18 +14,20 @@ export const WORKERS_POLLING_WINDOW_MS = 30_000;
  * the window. An acked item has left the queue and counts toward neither. Every field is
  * scoped like the rest of the work API, so a cloud environment reports zeros.
  */
-export async function stats(db: SqlHandle, environmentId: string): Promise<WorkStats> {
-  const row = await maybeRow<WorkStats>(
-    db,
-    sql`SELECT count(*) FILTER (WHERE w.lease_expires_at IS NULL OR w.lease_expires_at < now())::int AS depth,
-               count(*) FILTER (WHERE w.lease_expires_at >= now())::int AS pending,
-               ${sql.raw(ts('min(w.created_at)'))} AS "oldestQueuedAt",
-               (SELECT count(DISTINCT p.worker_id)::int
-                  FROM worker_polls p JOIN environments e ON e.id = p.environment_id
-                 WHERE p.environment_id = ${environmentId} AND e.kind = 'self_hosted'
-                   AND p.last_polled_at > now() - ${interval(WORKERS_POLLING_WINDOW_MS)}) AS "workersPolling"
-          FROM work_items w
-         WHERE w.environment_id = ${environmentId} AND w.lane = 'poll' AND w.state = 'queued'`,
-  );
-  return row!;
+export function stats(db: SqlHandle, environmentId: string): Promise<WorkStats> {
+  return withSpan('queue.stats', { 'environment.id': environmentId }, async () => {
+    const row = await maybeRow<WorkStats>(
+      db,
+      sql`SELECT count(*) FILTER (WHERE w.lease_expires_at IS NULL OR w.lease_expires_at < now())::int AS depth,
+                 count(*) FILTER (WHERE w.lease_expires_at >= now())::int AS pending,
+                 ${sql.raw(ts('min(w.created_at)'))} AS "oldestQueuedAt",
+                 (SELECT count(DISTINCT p.worker_id)::int
+                    FROM worker_polls p JOIN environments e ON e.id = p.environment_id
+                   WHERE p.environment_id = ${environmentId} AND e.kind = 'self_hosted'
+                     AND p.last_polled_at > now() - ${interval(WORKERS_POLLING_WINDOW_MS)}) AS "workersPolling"
+            FROM work_items w
+           WHERE w.environment_id = ${environmentId} AND w.lane = 'poll' AND w.state = 'queued'`,
+    );
+    return row!;
+  });
 }

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { withSpan } from '../telemetry/tracing.js';
 import { WorkConflictError, WorkNotFoundError } from './errors.js';
 import { WORK_COLUMNS, wireScope } from './sql.js';
 import type { Work, WorkState } from './types.js';
@@ -17,22 +18,19 @@ import type { Work, WorkState } from './types.js';
  * Every branch is decided on the pre-update state within one statement. An item already past
  * the requested transition → `WorkConflictError`; not visible → `WorkNotFoundError`.
  */
-export async function stop(
-  db: SqlHandle,
-  environmentId: string,
-  workId: string,
-  force: boolean,
-): Promise<Work> {
-  const scope = wireScope(environmentId, workId);
-  const work = await maybeRow<Work>(
-    db,
-    force
-      ? sql`UPDATE work_items w
+export function stop(db: SqlHandle, environmentId: string, workId: string, force: boolean): Promise<Work> {
+  const attributes = { 'environment.id': environmentId, 'work.id': workId, 'work.force': force };
+  return withSpan('queue.stop', attributes, async () => {
+    const scope = wireScope(environmentId, workId);
+    const work = await maybeRow<Work>(
+      db,
+      force
+        ? sql`UPDATE work_items w
                SET state = 'stopped', stop_requested_at = coalesce(w.stop_requested_at, now()),
                    stopped_at = now(), lease_expires_at = NULL, updated_at = now()
              WHERE ${scope} AND w.state <> 'stopped'
          RETURNING ${WORK_COLUMNS}`
-      : sql`UPDATE work_items w
+        : sql`UPDATE work_items w
                SET state = CASE WHEN w.state = 'active' THEN 'stopping' ELSE 'stopped' END,
                    stop_requested_at = coalesce(w.stop_requested_at, now()),
                    stopped_at = CASE WHEN w.state = 'active' THEN w.stopped_at ELSE now() END,
@@ -40,12 +38,13 @@ export async function stop(
                    updated_at = now()
              WHERE ${scope} AND w.state IN ('queued', 'starting', 'active')
          RETURNING ${WORK_COLUMNS}`,
-  );
-  if (work) return work;
-  const current = await maybeRow<{ state: WorkState }>(
-    db,
-    sql`SELECT w.state FROM work_items w WHERE ${scope}`,
-  );
-  if (!current) throw new WorkNotFoundError(workId);
-  throw new WorkConflictError(workId, current.state);
+    );
+    if (work) return work;
+    const current = await maybeRow<{ state: WorkState }>(
+      db,
+      sql`SELECT w.state FROM work_items w WHERE ${scope}`,
+    );
+    if (!current) throw new WorkNotFoundError(workId);
+    throw new WorkConflictError(workId, current.state);
+  });
 }

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -113,4 +113,19 @@ export function useNatsServer(extraConfig = ''): NatsServer {
     await handle.stop?.();
   });
   return handle;
+}
+
+/**
+ * Freezes a server with SIGSTOP and returns once the kernel reports it stopped: the signal is
+ * asynchronous, and a publish sent before the process actually stops would still be answered.
+ */
+export async function freezeServer(pid: number): Promise<void> {
+  process.kill(pid, 'SIGSTOP');
+  for (let i = 0; i < 200; i++) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // The state is the field after the parenthesised command name.
+    if (/\)\s+T\s/.test(stat)) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`nats-server ${pid} did not stop within 1 s of SIGSTOP`);
 }

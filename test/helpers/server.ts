@@ -6,18 +6,20 @@
  * and kills that group when told to, when the server exits, or when the test process goes
  * away without saying so (the supervisor's stdin, a pipe from the test process, closes).
  * `tsx` itself runs the script in a grandchild, so killing only the direct child could
- * orphan the server; killing the group cannot.
+ * orphan the server; killing the group cannot. The supervisor reports the `tsx` pid over IPC,
+ * so a test can signal the top process alone (what a process manager running `npm start`
+ * does) and read how it ended.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
-const ENTRY = path.join(ROOT, 'functions/node.ts');
+export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+export const ENTRY = path.join(ROOT, 'functions/node.ts');
 
 /** How long the server may take to answer its first request (tsx compiles on start). */
 const START_TIMEOUT_MS = 30_000;
@@ -31,6 +33,7 @@ const SUPERVISOR = `
 const { spawn } = require('node:child_process');
 const [cmd, ...args] = JSON.parse(process.env.LEASEHOLD_SUPERVISE_ARGV);
 const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+if (child.pid) process.send({ pid: child.pid });
 const group = (sig) => { try { process.kill(-child.pid, sig); } catch {} };
 let ending = false;
 const end = () => {
@@ -40,7 +43,10 @@ const end = () => {
   setTimeout(() => group('SIGKILL'), ${STOP_GRACE_MS}).unref();
 };
 child.on('error', (err) => { console.error('[supervisor] ' + err.message); process.exit(127); });
-child.on('exit', (code, signal) => { group('SIGKILL'); process.exit(code ?? (signal ? 128 : 1)); });
+child.on('exit', (code, signal) => {
+  group('SIGKILL');
+  process.exit(code ?? (signal ? 128 + require('node:os').constants.signals[signal] : 1));
+});
 process.stdin.on('end', end);
 process.stdin.on('close', end);
 process.stdin.on('error', end);
@@ -53,8 +59,18 @@ export interface RunningServer {
   /** `http://127.0.0.1:<port>` */
   baseURL: string;
   port: number;
-  /** The LEASEHOLD_ADMIN_KEY the server was started with. */
+  /**
+   * The LEASEHOLD_ADMIN_KEY the server was started with; empty when started without one (the
+   * server then keeps its generated key in `.leasehold/admin-key`).
+   */
   adminKey: string;
+  /** The pid of the top process (`tsx`, as under `npm start`); the script runs in its child. */
+  pid: number;
+  /**
+   * Settles when the top process has ended: its exit code (128 + n when signal n ended it).
+   * `tsx` exits with its child's code, so a clean drain reads 0.
+   */
+  exited: Promise<number>;
   /** Everything the server wrote to stderr and stdout so far (the last 64 KiB). */
   output(): string;
   /** SIGTERM, bounded wait, then the group is killed; idempotent. */
@@ -62,9 +78,30 @@ export interface RunningServer {
 }
 
 export interface StartOptions {
-  databaseUrl: string;
+  /** DATABASE_URL; null starts the server without one, on its embedded database. */
+  databaseUrl: string | null;
+  /** LEASEHOLD_ADMIN_KEY; default a fresh random key, null for none (the server makes one). */
+  adminKey?: string | null;
+  /**
+   * The server's working directory, owned by the caller; LEASEHOLD_DATA_DIR is then left
+   * unset, so the embedded database lands in `<cwd>/.leasehold`. Default: the project root,
+   * with LEASEHOLD_DATA_DIR in a temporary directory removed on stop().
+   */
+  cwd?: string;
   /** Extra environment for the server. */
   env?: Record<string, string>;
+}
+
+/**
+ * The test run's environment minus every setting the server reads, so only what a test
+ * passes reaches it (the run's own NATS/ANTHROPIC/LEASEHOLD settings stay out).
+ */
+export function serverEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !/^(NATS_URL|ANTHROPIC_|LEASEHOLD_|PORT$|HOST$|DATABASE_URL$)/.test(k)) env[k] = v;
+  }
+  return env;
 }
 
 /**
@@ -86,28 +123,28 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 }
 
 async function startOnce(options: StartOptions, port: number): Promise<RunningServer> {
-  const adminKey = `lh_test_admin_${randomBytes(24).toString('hex')}`;
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'leasehold-server-'));
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    // The server reads only its own settings; keep the test run's NATS/ANTHROPIC settings out.
-    if (v !== undefined && !/^(NATS_URL|ANTHROPIC_|LEASEHOLD_|PORT$|HOST$|DATABASE_URL$)/.test(k)) env[k] = v;
-  }
+  const adminKey =
+    options.adminKey === undefined ? `lh_test_admin_${randomBytes(24).toString('hex')}` : options.adminKey;
+  const dataDir = options.cwd ? null : await mkdtemp(path.join(tmpdir(), 'leasehold-server-'));
+  const env = serverEnvironment();
   Object.assign(env, {
-    DATABASE_URL: options.databaseUrl,
     PORT: String(port),
     HOST: '127.0.0.1',
-    LEASEHOLD_ADMIN_KEY: adminKey,
-    LEASEHOLD_DATA_DIR: path.join(dataDir, 'data'),
     LEASEHOLD_SUPERVISE_ARGV: JSON.stringify([TSX, ENTRY]),
-    ...options.env,
   });
+  if (options.databaseUrl !== null) env.DATABASE_URL = options.databaseUrl;
+  if (adminKey !== null) env.LEASEHOLD_ADMIN_KEY = adminKey;
+  if (dataDir) env.LEASEHOLD_DATA_DIR = path.join(dataDir, 'data');
+  Object.assign(env, options.env);
 
   const child = spawn(process.execPath, ['-e', SUPERVISOR], {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env,
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
   });
+  const pid = new Promise<number>((resolve) =>
+    child.once('message', (m) => resolve((m as { pid: number }).pid)),
+  );
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-MAX_OUTPUT);
@@ -116,6 +153,10 @@ async function startOnce(options: StartOptions, port: number): Promise<RunningSe
   child.stderr!.on('data', keep);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  // The supervisor mirrors the top process's exit code; its own death by a signal reads 128 + n.
+  const exitCode = exited.then(
+    ({ code, signal }) => code ?? 128 + (signal ? osConstants.signals[signal] : 0),
   );
   let hasExited = false;
   void exited.then(() => {
@@ -136,7 +177,7 @@ async function startOnce(options: StartOptions, port: number): Promise<RunningSe
         await exited;
         clearTimeout(timer);
       }
-      await rm(dataDir, { recursive: true, force: true });
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
     })();
     return stopping;
   };
@@ -160,7 +201,18 @@ async function startOnce(options: StartOptions, port: number): Promise<RunningSe
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { baseURL, port, adminKey, output: () => output, stop };
+  // The IPC channel would keep this process alive past the tests; the pid came first anyway.
+  const topPid = await pid;
+  child.disconnect();
+  return {
+    baseURL,
+    port,
+    adminKey: adminKey ?? '',
+    pid: topPid,
+    exited: exitCode,
+    output: () => output,
+    stop,
+  };
 }
 
 /** True once the Leasehold app answers at the base URL (any status; its `request-id` says it is ours). */

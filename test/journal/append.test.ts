@@ -25,7 +25,7 @@ import {
   taskOf,
   uniqueRun,
 } from '../helpers/journal.js';
-import { useNatsServer } from '../helpers/nats.js';
+import { freezeServer, useNatsServer } from '../helpers/nats.js';
 
 describe('Journal.append: the fenced write', () => {
   const nats = useNatsServer();
@@ -96,7 +96,7 @@ describe('Journal.append: the fenced write', () => {
     const js = jetstream(nc, { timeout: 300 });
     const run = uniqueRun();
     const j = await Journal.open(js, taskOf(run));
-    process.kill(nats.pid, 'SIGSTOP');
+    await freezeServer(nats.pid);
     // Thawed after the first publish timed out (300 ms) and before the third would (900 ms).
     const thaw = setTimeout(() => process.kill(nats.pid, 'SIGCONT'), 450);
     try {
@@ -119,7 +119,7 @@ describe('Journal.append: the fenced write', () => {
     const js = jetstream(nc, { timeout: 150 });
     const run = uniqueRun();
     const j = await Journal.open(js, taskOf(run));
-    process.kill(nats.pid, 'SIGSTOP');
+    await freezeServer(nats.pid);
     try {
       await expect(j.append('entry', { maybe: true })).rejects.toThrow(OutcomeUnknownError);
     } finally {
