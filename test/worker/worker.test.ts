@@ -75,6 +75,17 @@ describe('the Worker under workerd', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
   });
 
+  it('a Worker without DATABASE_URL answers 500 naming the missing setting', async () => {
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(new Request('http://leasehold.test/openapi.json'), {}, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(500);
+    expect(await res.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'api_error', message: expect.stringContaining('DATABASE_URL') },
+    });
+  });
+
   it('the scheduled handler finalizes an abandoned wind-down', async () => {
     const workId = await withDb(async (db) => {
       const s = await setupSession(db, 'self_hosted');
