@@ -53,7 +53,7 @@ async function openStorage(config: Config, hub: WakeHub): Promise<Storage> {
     const conn = connectPg(config.databaseUrl, {
       onError: (err) => log.warn('idle connection error', { error: err.message }),
     });
-    await migratePg(conn.db, MIGRATIONS);
+    await migratePg(conn.db, MIGRATIONS, config.databaseUrl);
     const listener = listenPg(
       config.databaseUrl,
       WORK_CHANNEL,

@@ -113,3 +113,26 @@ describe('migrations', () => {
     }
   });
 });
+
+describe('migrating from many replicas at once', () => {
+  it('processes that start together all succeed: one applies the migrations, the others wait', async () => {
+    await withDatabase(async (url) => {
+      const conns = Array.from({ length: 4 }, () => connectPg(url, { max: 2 }));
+      try {
+        await Promise.all(conns.map((c) => migratePg(c.db, MIGRATIONS, url)));
+        const applied = await conns[0]!.db.execute(
+          sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`,
+        );
+        expect((applied.rows[0] as { n: number }).n).toBe(
+          (
+            JSON.parse(await readFile(path.join(MIGRATIONS, 'meta/_journal.json'), 'utf8')) as {
+              entries: unknown[];
+            }
+          ).entries.length,
+        );
+      } finally {
+        await Promise.all(conns.map((c) => c.close()));
+      }
+    });
+  });
+});

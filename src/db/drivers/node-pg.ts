@@ -27,9 +27,28 @@ export function connectPg(url: string, options: PgOptions = {}): PgConnection {
   return { db: drizzle({ client: pool }), pool, close: () => pool.end() };
 }
 
-/** Applies the migrations in `migrationsFolder` (the project's `drizzle/`). */
-export async function migratePg(db: NodePgDatabase, migrationsFolder: string): Promise<void> {
-  await migrate(db, { migrationsFolder });
+/** An arbitrary constant naming Leasehold's migration lock among advisory locks. */
+const MIGRATION_LOCK = 7_340_172_233;
+
+/**
+ * Applies the migrations in `migrationsFolder` (the project's `drizzle/`). Replicas that
+ * start together would otherwise race the migrator (it takes no lock of its own): a
+ * session-level advisory lock, held on a connection of its own, lets one apply them while the
+ * others wait and then find nothing left to do.
+ */
+export async function migratePg(db: NodePgDatabase, migrationsFolder: string, url?: string): Promise<void> {
+  if (url === undefined) {
+    await migrate(db, { migrationsFolder });
+    return;
+  }
+  const lock = new pg.Client({ connectionString: url });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await migrate(db, { migrationsFolder });
+  } finally {
+    await lock.end().catch(() => {});
+  }
 }
 
 export interface Listener {
