@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
+import { instant } from '../db/instant.js';
 import { ENVIRONMENT_COLUMNS } from './sql.js';
 import type { Environment, EnvironmentCursor } from './types.js';
 
@@ -13,7 +14,7 @@ export async function listEnvironments(
   options: { after?: EnvironmentCursor | null; includeArchived?: boolean; fetch: number },
 ): Promise<Environment[]> {
   const after = options.after
-    ? sql`AND (created_at, id) < (${options.after.createdAt}::timestamptz, ${options.after.id})`
+    ? sql`AND (created_at, id) < (${afterInstant(options.after.createdAt)}, ${options.after.id})`
     : sql``;
   const archived = options.includeArchived ? sql`` : sql`AND archived_at IS NULL`;
   return rows<Environment>(
@@ -23,4 +24,11 @@ export async function listEnvironments(
          ORDER BY created_at DESC, id DESC
          LIMIT ${options.fetch}`,
   );
+}
+
+/** A cursor's created_at as an instant; cursors are checked when decoded, so this cannot fail. */
+function afterInstant(createdAt: string) {
+  const at = instant(createdAt);
+  if (!at) throw new TypeError(`not a cursor position: ${JSON.stringify(createdAt)}`);
+  return at;
 }

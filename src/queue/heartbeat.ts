@@ -1,6 +1,6 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
-import { isRfc3339 } from '../rfc3339.js';
+import { instant } from '../db/instant.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { type HeartbeatCurrentState, HeartbeatMismatchError, WorkNotFoundError } from './errors.js';
 import { interval, ts, wireScope } from './sql.js';
@@ -44,14 +44,15 @@ export function heartbeat(
          RETURNING ${LAST_HEARTBEAT}, w.state`,
       );
     } else {
-      if (!isRfc3339(expected)) throw new HeartbeatMismatchError(workId, null);
+      const echoed = instant(expected);
+      if (!echoed) throw new HeartbeatMismatchError(workId, null);
       row = await maybeRow(
         db,
         sql`UPDATE work_items w
                SET last_heartbeat = CASE WHEN w.state = 'active' THEN now() ELSE w.last_heartbeat END,
                    lease_expires_at = CASE WHEN w.state = 'active' THEN now() + ${ttl} ELSE w.lease_expires_at END,
                    updated_at = now()
-             WHERE ${scope} AND w.last_heartbeat = ${instantOf(expected)}
+             WHERE ${scope} AND w.last_heartbeat = ${echoed}
          RETURNING ${LAST_HEARTBEAT}, w.state`,
       );
     }
@@ -63,16 +64,4 @@ export function heartbeat(
     if (!current) throw new WorkNotFoundError(workId);
     throw new HeartbeatMismatchError(workId, current);
   });
-}
-
-/**
- * The instant a valid RFC 3339 `expected` names. Postgres refuses some valid RFC 3339 values
- * (offsets beyond ±15:59, fractions over a hundred-odd digits), which would surface as a
- * database error instead of a mismatch; so the local time and the offset are bound apart and
- * the fraction is cut to nanoseconds, as the reference's parser does.
- */
-function instantOf(expected: string): SQL {
-  const m = /^(.{19})(\.\d{1,9})?\d*(?:[Zz]|([+-])(\d{2}):(\d{2}))$/.exec(expected)!;
-  const offset = m[3] === undefined ? 0 : (m[3] === '-' ? -1 : 1) * (Number(m[4]) * 60 + Number(m[5]));
-  return sql`((${m[1]! + (m[2] ?? '')}::timestamp - make_interval(mins => ${offset}::integer)) AT TIME ZONE 'UTC')`;
 }

@@ -6,6 +6,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { instant } from '../db/instant.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { LeaseLostError } from './errors.js';
 import { interval, ts } from './sql.js';
@@ -14,8 +15,12 @@ import type { Item, Timestamp } from './types.js';
 /** The span attributes of a holder's write. */
 const held = (item: Item) => ({ 'work.id': item.id, 'environment.id': item.environmentId });
 
-const HELD = (item: Item) =>
-  sql`id = ${item.id} AND state = 'active' AND lease_expires_at = ${item.lease}::timestamptz`;
+/** The holder's predicate. A proof that names no instant can never be the current lease. */
+function HELD(item: Item) {
+  const proof = instant(item.lease);
+  if (!proof) throw new LeaseLostError(item.id, 'the lease is not a proof this queue issued');
+  return sql`id = ${item.id} AND state = 'active' AND lease_expires_at = ${proof}`;
+}
 
 /**
  * Renews the lease to `ttlMs` from now and stores the new proof in `item.lease`. No

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
+import { instant } from '../db/instant.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { WORK_COLUMNS } from './sql.js';
 import type { Timestamp, Work } from './types.js';
@@ -24,7 +25,7 @@ export function listWork(
   options: { after?: WorkCursor | null; fetch: number },
 ): Promise<Work[]> {
   const after = options.after
-    ? sql`AND (w.created_at, w.id) < (${options.after.createdAt}::timestamptz, ${options.after.id})`
+    ? sql`AND (w.created_at, w.id) < (${afterInstant(options.after.createdAt)}, ${options.after.id})`
     : sql``;
   return withSpan('queue.list_work', { 'environment.id': environmentId }, () =>
     rows<Work>(
@@ -35,4 +36,11 @@ export function listWork(
            LIMIT ${options.fetch}`,
     ),
   );
+}
+
+/** A cursor's created_at as an instant; cursors are checked when decoded, so this cannot fail. */
+function afterInstant(createdAt: string) {
+  const at = instant(createdAt);
+  if (!at) throw new TypeError(`not a cursor position: ${JSON.stringify(createdAt)}`);
+  return at;
 }

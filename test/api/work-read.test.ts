@@ -133,6 +133,19 @@ describe('get, metadata patch, list and stats over HTTP', () => {
     }
   });
 
+  it('a cursor naming its position with any RFC 3339 offset pages, never a 500', async () => {
+    const e = await environmentWithKey(t.db);
+    // base64url of `v1|2026-11-30T09:34:12+23:59|work_…`: valid RFC 3339 that Postgres would refuse to cast.
+    const page = Buffer.from('v1|2026-11-30T09:34:12+23:59|work_0123456789abcdefghjkmnpq').toString(
+      'base64url',
+    );
+    const res = await testApi(t.db).call('GET', `/v1/environments/${e.environmentId}/work?page=${page}`, {
+      key: e.key,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ data: [], next_page: null });
+  });
+
   it('stats counts queued items: depth, pending after a poll, neither after an ack', async () => {
     const e = await environmentWithKey(t.db);
     const api = testApi(t.db);

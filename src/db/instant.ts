@@ -1,0 +1,20 @@
+/**
+ * A timestamp string from outside (a heartbeat echo, a lease proof, a list cursor) as the SQL
+ * instant it names — the one way such a value reaches a query. Postgres refuses some valid
+ * RFC 3339 values (offsets beyond ±15:59, fractions of a hundred-odd digits) with an error,
+ * which would surface as a 500 instead of a precondition failure, a lost lease or a bad
+ * cursor; so the local time and the offset are bound apart and the fraction is cut to
+ * nanoseconds (Postgres then rounds to its microseconds).
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import { isRfc3339 } from '../rfc3339.js';
+
+const PARTS = /^(.{19})(\.\d{1,9})?\d*(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/** The instant, or null when `value` is not an RFC 3339 date-time. */
+export function instant(value: string): SQL | null {
+  if (!isRfc3339(value)) return null;
+  const m = PARTS.exec(value)!;
+  const offset = m[3] === undefined ? 0 : (m[3] === '-' ? -1 : 1) * (Number(m[4]) * 60 + Number(m[5]));
+  return sql`((${m[1]! + (m[2] ?? '')}::timestamp - make_interval(mins => ${offset}::integer)) AT TIME ZONE 'UTC')`;
+}
