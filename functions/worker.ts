@@ -5,6 +5,7 @@
  * queue's housekeeping on the crons in wrangler.toml over a Pool of its own.
  */
 import { createApp } from '../src/api/app.js';
+import type { ApiDeps } from '../src/api/types.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
 import { connectNeon, type NeonConnection } from '../src/db/drivers/neon.js';
 import { runOnce } from '../src/queue/housekeeping.js';
@@ -13,6 +14,9 @@ type Env = Record<string, unknown>;
 interface Ctx {
   waitUntil(p: Promise<unknown>): void;
 }
+
+/** Built once per isolate; each request brings its own database through `env`. */
+const app = createApp((env) => (env as { deps: ApiDeps }).deps);
 
 function config(env: Env): Config & { databaseUrl: string } {
   const parsed = parseConfig(env);
@@ -37,7 +41,7 @@ export default {
     }
     const conn = open(cfg);
     try {
-      return await createApp({ db: conn.db }).fetch(request);
+      return await app.fetch(request, { deps: { db: conn.db } satisfies ApiDeps });
     } finally {
       ctx.waitUntil(conn.close());
     }

@@ -12,14 +12,20 @@ import { type ApiError, errorBody, internalError, notFound, toApiError } from '.
 import { registerRoutes } from './routes/index.js';
 import type { ApiDeps, AppEnv } from './types.js';
 
-export function createApp(deps: ApiDeps): Hono<AppEnv> {
+/**
+ * `deps` is fixed for a long-lived process, or — where connections cannot outlive a request
+ * (Workers) — read per request from what the runtime passes as `env` to `app.fetch`, so the
+ * app itself (routes, OpenAPI registry) is built once and not on every request.
+ */
+export function createApp(deps: ApiDeps | ((env: unknown) => ApiDeps)): Hono<AppEnv> {
+  const depsFor = typeof deps === 'function' ? deps : () => deps;
   const app = new Hono<AppEnv>();
 
   app.use(serverSpans());
   app.use(async (c, next) => {
     const requestId = newId('req');
     c.set('requestId', requestId);
-    c.set('deps', deps);
+    c.set('deps', depsFor(c.env));
     c.set('principal', undefined);
     await next();
     c.res.headers.set('request-id', requestId);
@@ -35,7 +41,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
     const requestId = c.get('requestId') ?? newId('req');
     const known = toApiError(err);
     if (known) return respondError(requestId, known);
-    (deps.log ?? console).error('unhandled error', { requestId, error: describe(err) });
+    (c.get('deps')?.log ?? console).error('unhandled error', { requestId, error: describe(err) });
     return respondError(requestId, internalError());
   });
 
