@@ -30,13 +30,14 @@ export async function read(js: JetStreamClient, runId: string, stepId: string): 
   return readRange(js, runId, stepId, 1, tail.seq);
 }
 
-/** The step's records with `fromSeq ≤ seq ≤ toSeq`. */
+/** The step's records with `fromSeq ≤ seq ≤ toSeq`, the first `limit` of them when given. */
 export async function readRange(
   js: JetStreamClient,
   runId: string,
   stepId: string,
   fromSeq: number,
   toSeq: number,
+  limit = Number.POSITIVE_INFINITY,
 ): Promise<JournalRecord[]> {
   if (toSeq < fromSeq) return [];
   const consumer = await js.consumers
@@ -50,12 +51,14 @@ export async function readRange(
       throw notProvisioned(err);
     });
   const records: JournalRecord[] = [];
-  const messages = await consumer.consume();
+  const messages = await consumer.consume(
+    Number.isFinite(limit) ? { max_messages: Math.min(limit, 256) } : {},
+  );
   try {
     for await (const m of messages) {
       if (m.seq > toSeq) break;
       records.push(decodeMsg(fromJsMsg(m)));
-      if (m.seq >= toSeq) break;
+      if (m.seq >= toSeq || records.length >= limit) break;
     }
   } finally {
     await messages.close().catch(() => {});
