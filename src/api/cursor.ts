@@ -2,6 +2,7 @@
  * Keyset cursors for newest-first lists: base64url of `<tag>|<created_at>|<id>` of the last
  * row returned. The tag names the list, so a cursor from one list is refused by another.
  */
+import { fromBase64UrlText, toBase64Url } from '../base64.js';
 import { type IdPrefix, isMintedId } from '../ids.js';
 import { isRfc3339 } from '../rfc3339.js';
 
@@ -11,10 +12,7 @@ export interface KeysetPosition {
 }
 
 export function encodeKeysetCursor(tag: string, position: KeysetPosition): string {
-  return btoa(`${tag}|${position.createdAt}|${position.id}`)
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
+  return toBase64Url(`${tag}|${position.createdAt}|${position.id}`);
 }
 
 /** The position, or null when `page` is not a cursor this server made for this list. */
@@ -22,7 +20,7 @@ export function decodeKeysetCursor(tag: string, idPrefix: IdPrefix, page: string
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(page)) return null;
   let text: string;
   try {
-    text = atob(page.replace(/-/g, '+').replace(/_/g, '/'));
+    text = fromBase64UrlText(page);
   } catch {
     return null;
   }

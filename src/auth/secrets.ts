@@ -3,6 +3,8 @@
  * Web Crypto only, so the same code runs on Node and Workers.
  */
 
+import { toBase64Url } from '../base64.js';
+
 export type SecretKind = 'env' | 'api';
 
 /** Recognisable prefixes, so a leaked key is easy to spot (and to scan for). */
@@ -11,7 +13,7 @@ const PREFIX: Record<SecretKind, string> = { env: 'lh_env_', api: 'lh_api_' };
 export function mintSecret(kind: SecretKind): string {
   const bytes = new Uint8Array(32);
   crypto.getRandomValues(bytes);
-  return PREFIX[kind] + base64url(bytes);
+  return PREFIX[kind] + toBase64Url(bytes);
 }
 
 /** Lowercase hex SHA-256 of the whole secret string. */
@@ -29,10 +31,4 @@ export function digestsEqual(a: string, b: string): boolean {
   let diff = 0;
   for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return diff === 0;
-}
-
-function base64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }

@@ -6,6 +6,7 @@
 
 import type { JsMsg, StoredMsg } from '@nats-io/jetstream';
 import { headers, type MsgHdrs } from '@nats-io/nats-core';
+import { fromBase64, toBase64 } from '../base64.js';
 import { type Commit, HEADER, type JournalRecord, type Json, type RecordType, type Task } from './types.js';
 
 export function recordHeaders(type: RecordType, task: Task, index: number): MsgHdrs {
@@ -83,17 +84,4 @@ export function decodeMsg(msg: StoredMsg | RawJournalMsg): JournalRecord {
     expectedSeq: expected ? Number(expected) : null,
     msgId: h?.get('Nats-Msg-Id') || null,
   };
-}
-
-export function toBase64(bytes: Uint8Array): string {
-  let binary = '';
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary);
-}
-
-export function fromBase64(text: string): Uint8Array {
-  const binary = atob(text);
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  return out;
 }

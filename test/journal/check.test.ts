@@ -1,7 +1,7 @@
 import { JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { toBase64 } from '../../src/base64.js';
 import { check, SKIPPED_INVARIANT_3 } from '../../src/journal/check.js';
-import { toBase64 } from '../../src/journal/codec.js';
 import { read } from '../../src/journal/read.js';
 import { ensureJournalStream } from '../../src/journal/stream.js';
 import { type Commit, journalSubject } from '../../src/journal/types.js';

@@ -1,6 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { toBase64 } from '../../src/journal/codec.js';
+import { toBase64 } from '../../src/base64.js';
 import {
   CommittedError,
   FencedError,

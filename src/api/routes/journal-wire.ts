@@ -3,8 +3,8 @@
  * flat beside its body, and a commit's `state` goes back to the base64 string it was stored as.
  */
 import { z } from 'zod';
+import { toBase64 } from '../../base64.js';
 import type { CheckReport } from '../../journal/check.js';
-import { toBase64 } from '../../journal/codec.js';
 import type { Commit, JournalRecord } from '../../journal/types.js';
 
 export function toWireRecord(r: JournalRecord) {
