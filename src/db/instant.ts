@@ -11,10 +11,23 @@ import { isRfc3339 } from '../rfc3339.js';
 
 const PARTS = /^(.{19})(\.\d{1,9})?\d*(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
-/** The instant, or null when `value` is not an RFC 3339 date-time. */
-export function instant(value: string): SQL | null {
+/** The instant's wall-clock part and its offset from UTC in minutes, bound apart (see above). */
+export interface InstantParts {
+  local: string;
+  offsetMinutes: number;
+}
+
+/** The parts of `value`, or null when it is not an RFC 3339 date-time. */
+export function instantParts(value: string): InstantParts | null {
   if (!isRfc3339(value)) return null;
   const m = PARTS.exec(value)!;
-  const offset = m[3] === undefined ? 0 : (m[3] === '-' ? -1 : 1) * (Number(m[4]) * 60 + Number(m[5]));
-  return sql`((${m[1]! + (m[2] ?? '')}::timestamp - make_interval(mins => ${offset}::integer)) AT TIME ZONE 'UTC')`;
+  const offsetMinutes = m[3] === undefined ? 0 : (m[3] === '-' ? -1 : 1) * (Number(m[4]) * 60 + Number(m[5]));
+  return { local: m[1]! + (m[2] ?? ''), offsetMinutes };
+}
+
+/** The instant, or null when `value` is not an RFC 3339 date-time. */
+export function instant(value: string): SQL | null {
+  const parts = instantParts(value);
+  if (!parts) return null;
+  return sql`((${parts.local}::timestamp - make_interval(mins => ${parts.offsetMinutes}::integer)) AT TIME ZONE 'UTC')`;
 }

@@ -1,0 +1,54 @@
+import { sql } from 'drizzle-orm';
+import { rows, type SqlHandle } from '../db/handle.js';
+import { recordHandOut, withSpan } from '../telemetry/tracing.js';
+import { ITEM_COLUMNS, interval } from './sql.js';
+import type { Item, WorkKind } from './types.js';
+
+/** The most items one batch claim may take: one statement's worth of row locks and rows. */
+export const CLAIM_MANY_MAX = 1000;
+
+/**
+ * Leases up to `n` available items of `kind` on the claim lane in one statement, oldest
+ * first, each with its own lease for `ttlMs` (its proof is the item's `lease`, so each can be
+ * extended, completed or requeued on its own, or all together with `completeMany`). Returns
+ * fewer items — or none — when fewer are available. Availability, reclaim and the id's
+ * stability are those of `claim`; a batch just spends one round trip and one plan on many
+ * hand-outs, which is what a worker with a local buffer wants.
+ */
+export function claimMany(db: SqlHandle, kind: WorkKind, n: number, ttlMs: number): Promise<Item[]> {
+  if (!Number.isInteger(n) || n < 1 || n > CLAIM_MANY_MAX) {
+    throw new RangeError(`claimMany takes 1 to ${CLAIM_MANY_MAX} items, not ${n}`);
+  }
+  return withSpan('queue.claim_many', { 'work.kind': kind, 'work.batch_size': n }, async (span) => {
+    const items = await rows<Item>(
+      db,
+      sql`WITH picked AS (
+        SELECT id, state FROM work_items
+         WHERE lane = 'claim' AND kind = ${kind}
+           AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))
+         ORDER BY created_at
+         LIMIT ${n}
+         FOR UPDATE SKIP LOCKED
+      ), claimed AS (
+        UPDATE work_items w
+           SET state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
+               claims = w.claims + 1
+          FROM picked
+         WHERE w.id = picked.id
+        RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed, w.created_at
+      )
+      -- UPDATE … RETURNING has no order of its own; hand the batch out oldest first.
+      SELECT id, "environmentId", "sessionId", kind, lease, claims, metadata, "traceContext", reclaimed
+        FROM claimed ORDER BY created_at`,
+    );
+    span.setAttribute('work.claimed', items.length);
+    for (const item of items) {
+      recordHandOut(item.traceContext, {
+        'work.id': item.id,
+        'environment.id': item.environmentId,
+        'work.kind': kind,
+      });
+    }
+    return items;
+  });
+}
