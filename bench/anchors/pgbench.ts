@@ -1,0 +1,127 @@
+/**
+ * pgbench as the limit: the very statements Leasehold's `claim` and `complete` send, run by
+ * PostgreSQL's own C client with prepared statements — what the database allows for this
+ * work with no JavaScript in the way.
+ *
+ * The statements are not retyped here: each operation is run once against a recording
+ * handle and its SQL taken from Drizzle's dialect, so the anchor cannot drift from the code.
+ * Constant parameters are inlined as literals; the claimed id and lease proof flow from the
+ * claim to the completion through pgbench variables (`\gset`).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type { SqlHandle } from '../../src/db/handle.js';
+import { claim, complete } from '../../src/queue/index.js';
+import type { Item } from '../../src/queue/types.js';
+
+const run = promisify(execFile);
+const dialect = new PgDialect();
+
+const PLACEHOLDER_ID = '__bench_id__';
+const PLACEHOLDER_LEASE = '2000-01-01T00:00:00.123456Z';
+
+async function capture(
+  op: (h: SqlHandle) => Promise<unknown>,
+  row: unknown,
+): Promise<{ sql: string; params: unknown[] }> {
+  let query: SQL | undefined;
+  const recorder: SqlHandle = {
+    execute: (q) => {
+      query = q;
+      return Promise.resolve({ rows: row ? [row] : [] });
+    },
+  };
+  await op(recorder);
+  if (!query) throw new Error('the operation sent no statement');
+  return dialect.sqlToQuery(query);
+}
+
+function literal(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'`;
+  throw new Error(`cannot inline ${typeof value} into a pgbench script`);
+}
+
+/**
+ * pgbench reads `:name` as a variable even inside a string literal, so the time format's
+ * colons (`HH24:MI:SS`) are spelled `chr(58)`; the planner folds the constant either way.
+ */
+function pgbenchSafe(text: string): string {
+  return text.replaceAll('HH24:MI:SS', "HH24' || chr(58) || 'MI' || chr(58) || 'SS");
+}
+
+function inline(text: string, params: unknown[], bind: (value: unknown) => string | undefined): string {
+  const flat = pgbenchSafe(text.replace(/\s+/g, ' ').trim());
+  return flat.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = params[Number(n) - 1];
+    return bind(value) ?? literal(value);
+  });
+}
+
+/** The pgbench script for one claim + complete of `kind` with a `ttlMs` lease. */
+export async function claimCompleteScript(kind: Item['kind'], ttlMs: number): Promise<string> {
+  const claimed = await capture((h) => claim(h, kind, ttlMs), null);
+  const fake = { id: PLACEHOLDER_ID, lease: PLACEHOLDER_LEASE } as Item;
+  const completed = await capture((h) => complete(h, fake), { ok: 1 });
+  const claimSql = inline(claimed.sql, claimed.params, () => undefined);
+  const completeSql = inline(completed.sql, completed.params, (v) =>
+    v === PLACEHOLDER_ID ? ':id' : v === PLACEHOLDER_LEASE.slice(0, -1) ? "rtrim(:lease, 'Z')" : undefined,
+  );
+  if (!completeSql.includes(':id') || !completeSql.includes(':lease')) {
+    throw new Error(
+      `the completion no longer binds the id and proof the way this anchor expects:\n${completeSql}`,
+    );
+  }
+  return `${claimSql} \\gset\n${completeSql};\n`;
+}
+
+export interface PgbenchResult {
+  tps: number;
+}
+
+/** Runs `script` with `clients` connections for `transactions` per client; tps excludes connecting. */
+export async function pgbench(
+  url: string,
+  script: string,
+  clients: number,
+  transactions: number,
+): Promise<PgbenchResult> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'leasehold-pgbench-'));
+  const file = path.join(dir, 'script.sql');
+  try {
+    await writeFile(file, script);
+    const threads = Math.min(clients, 2);
+    const { stdout } = await run(
+      'pgbench',
+      [
+        '-n',
+        '-M',
+        'prepared',
+        '-c',
+        String(clients),
+        '-j',
+        String(threads),
+        '-t',
+        String(transactions),
+        '-f',
+        file,
+        url,
+      ],
+      { maxBuffer: 16 * 1024 * 1024 },
+    ).catch((err: Error & { stderr?: string }) => {
+      throw new Error(`pgbench failed (is PostgreSQL's pgbench installed?): ${err.stderr ?? err.message}`);
+    });
+    const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(stdout);
+    const failed = /number of failed transactions: (\d+)/.exec(stdout);
+    if (!tps) throw new Error(`pgbench printed no tps:\n${stdout}`);
+    if (failed && failed[1] !== '0') throw new Error(`pgbench had failed transactions:\n${stdout}`);
+    return { tps: Number(tps[1]) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The benchmark harness: every scenario measures its subjects interleaved (A B C, A B C, …),
+ * so a machine that speeds up or slows down mid-run moves all of them alike, and every ratio
+ * is taken between a subject and its anchor of the *same* round before the median is taken.
+ *
+ * Glossary:
+ * - **scenario**: one workload (`claim_c8`), measured on several subjects.
+ * - **subject**: one implementation of the workload (`leasehold`, `pgbench`, `graphile`, …);
+ *   a run returns one or more named metrics (`items_per_s`, `p50_ms`, …).
+ * - **ratio**: subject ÷ anchor of one metric within a scenario, per round, then summarised.
+ * - **goal**: a bound a ratio or a metric should meet; reported as pass/short, never fatal.
+ */
+
+export interface BenchContext {
+  /** A connection string to the bench database (migrated for Leasehold; anchors add their schemas). */
+  databaseUrl: string;
+  /** Smoke mode: one round, small sizes — it must complete, not meet goals. */
+  smoke: boolean;
+  /** Progress lines (stderr). */
+  log(message: string): void;
+}
+
+export type Metrics = Record<string, number>;
+
+export interface Goal {
+  op: '>=' | '<=';
+  value: number;
+}
+
+export interface RatioSpec {
+  /** The name in latest.json (`claim_c8_vs_pgbench`). */
+  name: string;
+  numerator: string;
+  denominator: string;
+  metric: string;
+  goal?: Goal;
+}
+
+export interface MetricGoal {
+  subject: string;
+  metric: string;
+  goal: Goal;
+}
+
+export interface Scenario {
+  name: string;
+  /** One line for the table: what was measured. */
+  description: string;
+  /** Subjects in the order they run within a round; each call is one measurement. */
+  subjects: Record<string, (round: number) => Promise<Metrics>>;
+  ratios?: RatioSpec[];
+  goals?: MetricGoal[];
+  /** Rounds (default 3; smoke runs 1). */
+  rounds?: number;
+  /** Runs once before the first round / after the last (servers, schemas). */
+  setup?(): Promise<void>;
+  teardown?(): Promise<void>;
+}
+
+export interface Summary {
+  median: number;
+  min: number;
+  max: number;
+  n: number;
+}
+
+export interface ScenarioResult extends Summary {
+  name: string;
+  subject: string;
+  metric: string;
+}
+
+export interface RatioResult extends Summary {
+  name: string;
+  numerator: string;
+  denominator: string;
+  metric: string;
+  goal?: Goal;
+  met?: boolean;
+}
+
+export interface MetricGoalResult extends MetricGoal {
+  scenario: string;
+  median: number;
+  met: boolean;
+}
+
+export interface Results {
+  scenarios: ScenarioResult[];
+  ratios: RatioResult[];
+  goals: MetricGoalResult[];
+}
+
+export function summarise(values: number[]): Summary {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { median, min: sorted[0]!, max: sorted[sorted.length - 1]!, n: sorted.length };
+}
+
+export function meets(goal: Goal, value: number): boolean {
+  return goal.op === '>=' ? value >= goal.value : value <= goal.value;
+}
+
+/** Runs a scenario's rounds and folds them into results. */
+export async function runScenario(scenario: Scenario, ctx: BenchContext): Promise<Results> {
+  const rounds = ctx.smoke ? 1 : (scenario.rounds ?? 3);
+  const perRound: Array<Record<string, Metrics>> = [];
+  await scenario.setup?.();
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const measured: Record<string, Metrics> = {};
+      for (const [subject, run] of Object.entries(scenario.subjects)) {
+        const started = performance.now();
+        measured[subject] = await run(round);
+        const took = ((performance.now() - started) / 1000).toFixed(1);
+        ctx.log(
+          `${scenario.name} round ${round + 1}/${rounds} ${subject}: ${formatMetrics(measured[subject]!)} (${took} s)`,
+        );
+      }
+      perRound.push(measured);
+    }
+  } finally {
+    await scenario.teardown?.();
+  }
+  return fold(scenario, perRound);
+}
+
+function fold(scenario: Scenario, perRound: Array<Record<string, Metrics>>): Results {
+  const scenarios: ScenarioResult[] = [];
+  for (const subject of Object.keys(scenario.subjects)) {
+    const metrics = new Set(perRound.flatMap((r) => Object.keys(r[subject] ?? {})));
+    for (const metric of metrics) {
+      const values = perRound.map((r) => r[subject]?.[metric]).filter((v): v is number => Number.isFinite(v));
+      if (values.length) scenarios.push({ name: scenario.name, subject, metric, ...summarise(values) });
+    }
+  }
+  const ratios: RatioResult[] = (scenario.ratios ?? []).flatMap((spec) => {
+    const values = perRound
+      .map(
+        (r) =>
+          (r[spec.numerator]?.[spec.metric] ?? Number.NaN) /
+          (r[spec.denominator]?.[spec.metric] ?? Number.NaN),
+      )
+      .filter(Number.isFinite);
+    if (!values.length) return [];
+    const summary = summarise(values);
+    return [{ ...spec, ...summary, ...(spec.goal ? { met: meets(spec.goal, summary.median) } : {}) }];
+  });
+  const goals: MetricGoalResult[] = (scenario.goals ?? []).flatMap((g) => {
+    const found = scenarios.find((s) => s.subject === g.subject && s.metric === g.metric);
+    return found
+      ? [{ ...g, scenario: scenario.name, median: found.median, met: meets(g.goal, found.median) }]
+      : [];
+  });
+  return { scenarios, ratios, goals };
+}
+
+export function formatMetrics(metrics: Metrics): string {
+  return Object.entries(metrics)
+    .map(([k, v]) => `${k}=${formatNumber(v)}`)
+    .join(' ');
+}
+
+export function formatNumber(v: number): string {
+  if (!Number.isFinite(v)) return String(v);
+  const abs = Math.abs(v);
+  if (abs >= 1000) return Math.round(v).toLocaleString('en-US');
+  if (abs >= 10) return v.toFixed(1);
+  return v.toFixed(2);
+}
+
+/** Percentile by nearest rank over an unsorted sample. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+/** Runs `workers` async loops until `shouldStop()`; resolves when all are done. */
+export async function concurrently(workers: number, loop: (worker: number) => Promise<void>): Promise<void> {
+  await Promise.all(Array.from({ length: workers }, (_, i) => loop(i)));
+}

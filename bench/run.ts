@@ -1,0 +1,102 @@
+/**
+ * `npm run bench`: every scenario in bench/scenarios against the local PostgreSQL (and its
+ * own nats-server), each subject interleaved with its anchors; prints a Markdown table and
+ * writes bench/results/latest.json. `--smoke` runs one small round of everything (CI: it
+ * must complete, goals are not judged) and writes bench/results/smoke.json instead.
+ * `--only <substring>` runs the matching scenarios.
+ *
+ * Goals are reported as pass/short and never fail the run: absolute speed on a shared
+ * machine is not a test result.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+import { prepareBenchDatabase } from './lib/db.js';
+import { type BenchContext, type Results, runScenario, type Scenario } from './lib/harness.js';
+import { markdown, type Report, writeReport } from './lib/report.js';
+
+const HERE = import.meta.dirname;
+
+function ensureAnchorsInstalled(): void {
+  if (existsSync(path.join(HERE, 'node_modules/graphile-worker'))) return;
+  console.warn('[bench] installing the anchors (bench/package-lock.json)');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--silent'], { cwd: HERE, stdio: 'inherit' });
+}
+
+export type ScenarioFactory = (ctx: BenchContext) => Scenario[] | Promise<Scenario[]>;
+
+async function loadScenarios(ctx: BenchContext): Promise<Scenario[]> {
+  const dir = path.join(HERE, 'scenarios');
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.ts')).sort();
+  const all: Scenario[] = [];
+  for (const file of files) {
+    const mod = (await import(pathToFileURL(path.join(dir, file)).href)) as { scenarios?: ScenarioFactory };
+    if (typeof mod.scenarios !== 'function')
+      throw new Error(`bench/scenarios/${file} exports no scenarios()`);
+    all.push(...(await mod.scenarios(ctx)));
+  }
+  return all;
+}
+
+async function postgresVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ v: string }>('SELECT current_setting($1) AS v', ['server_version'])).rows[0]!
+      .v;
+  } finally {
+    await client.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const smoke = args.includes('--smoke');
+  const onlyAt = args.indexOf('--only');
+  const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
+  ensureAnchorsInstalled();
+  const started = performance.now();
+  const databaseUrl = await prepareBenchDatabase();
+  const ctx: BenchContext = { databaseUrl, smoke, log: (m) => console.warn(`[bench] ${m}`) };
+  const scenarios = (await loadScenarios(ctx)).filter((s) => !only || s.name.includes(only));
+  if (!scenarios.length) throw new Error(`no scenario matches ${only}`);
+
+  const results: Results = { scenarios: [], ratios: [], goals: [] };
+  for (const scenario of scenarios) {
+    const r = await runScenario(scenario, ctx);
+    results.scenarios.push(...r.scenarios);
+    results.ratios.push(...r.ratios);
+    results.goals.push(...r.goals);
+  }
+  const cpus = os.cpus();
+  const report: Report = {
+    ...results,
+    descriptions: Object.fromEntries(scenarios.map((s) => [s.name, s.description])),
+    machine: {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: cpus.length,
+      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+      postgres: await postgresVersion(databaseUrl),
+      smoke,
+    },
+  };
+  const file = path.join(HERE, 'results', smoke ? 'smoke.json' : only ? 'partial.json' : 'latest.json');
+  await writeReport(file, report);
+  process.stdout.write(`${markdown(report)}\n`);
+  console.warn(
+    `[bench] wrote ${path.relative(process.cwd(), file)} in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(`[bench] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);
