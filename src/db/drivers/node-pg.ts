@@ -6,6 +6,7 @@
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { PreparingClient } from './prepared.js';
 
 export interface PgConnection {
   db: NodePgDatabase;
@@ -18,10 +19,19 @@ export interface PgOptions {
   max?: number;
   /** Called for errors of idle pooled connections (e.g. the server restarted). */
   onError?: (err: Error) => void;
+  /**
+   * Prepare repeated statements on each connection (default true; see `prepared.ts`). Off
+   * behind a transaction-mode pooler that does not support protocol-level prepared statements.
+   */
+  prepare?: boolean;
 }
 
 export function connectPg(url: string, options: PgOptions = {}): PgConnection {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    ...(options.prepare === false ? {} : { Client: PreparingClient }),
+  });
   // An idle client's socket error is emitted on the pool; unhandled, it would crash the process.
   pool.on('error', options.onError ?? (() => {}));
   return { db: drizzle({ client: pool }), pool, close: () => pool.end() };
