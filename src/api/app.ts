@@ -5,6 +5,7 @@
  * the host registered an OpenTelemetry SDK).
  */
 import { Hono } from 'hono';
+import { CredentialCache } from '../auth/credential-cache.js';
 import { pgCode } from '../db/errors.js';
 import { newId } from '../ids.js';
 import { serverSpans } from '../telemetry/server-span.js';
@@ -20,6 +21,7 @@ import type { ApiDeps, AppEnv } from './types.js';
 export function createApp(deps: ApiDeps | ((env: unknown) => ApiDeps)): Hono<AppEnv> {
   const depsFor = typeof deps === 'function' ? deps : () => deps;
   const app = new Hono<AppEnv>();
+  const credentials = new CredentialCache();
 
   app.use(serverSpans());
   app.use(async (c, next) => {
@@ -27,6 +29,7 @@ export function createApp(deps: ApiDeps | ((env: unknown) => ApiDeps)): Hono<App
     c.set('requestId', requestId);
     c.set('deps', depsFor(c.env));
     c.set('principal', undefined);
+    c.set('credentials', credentials);
     await next();
     c.res.headers.set('request-id', requestId);
   });

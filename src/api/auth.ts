@@ -16,7 +16,7 @@ export async function principal(c: Context<AppEnv>): Promise<Principal> {
   if (cached) return cached;
   const secret = presentedSecret(c);
   if (secret === null) throw unauthorized('missing credentials: send Authorization: Bearer <key>');
-  const found = await resolveCredential(c.get('deps').db, secret);
+  const found = await resolveCredential(c.get('deps').db, secret, c.get('credentials'));
   if (!found) throw unauthorized('invalid credentials');
   c.set('principal', found);
   return found;

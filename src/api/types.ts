@@ -1,5 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import type { CredentialCache } from '../auth/credential-cache.js';
 import type { Principal } from '../auth/credentials.js';
 import type { Database } from '../db/handle.js';
 import type { WakeSource } from './wake.js';
@@ -26,5 +27,11 @@ export interface JournalDeps {
 }
 
 export type AppEnv = {
-  Variables: { deps: ApiDeps; requestId: string; principal: Principal | undefined };
+  Variables: {
+    deps: ApiDeps;
+    requestId: string;
+    principal: Principal | undefined;
+    /** This app's memory of resolved credentials (one per process or Worker isolate). */
+    credentials: CredentialCache;
+  };
 };

@@ -11,6 +11,7 @@ import { maybeRow, rows, type SqlHandle } from '../db/handle.js';
 import { newId } from '../ids.js';
 import { ts } from '../queue/sql.js';
 import type { Timestamp } from '../queue/types.js';
+import type { CredentialCache } from './credential-cache.js';
 import { digestsEqual, hashSecret, mintSecret } from './secrets.js';
 
 export type ApiKeyScope = 'admin' | 'platform';
@@ -21,28 +22,45 @@ export type Principal =
 
 const LIVE = sql.raw('revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())');
 
-/** Who a presented secret belongs to, or null. One round trip over both key tables. */
-export async function resolveCredential(db: SqlHandle, secret: string): Promise<Principal | null> {
+/**
+ * Who a presented secret belongs to, or null. One round trip over both key tables, none when
+ * `cache` remembers the secret's digest.
+ */
+export async function resolveCredential(
+  db: SqlHandle,
+  secret: string,
+  cache?: CredentialCache,
+): Promise<Principal | null> {
   const hash = await hashSecret(secret);
+  const remembered = cache?.get(hash);
+  if (remembered) return remembered;
   const row = await maybeRow<{
     kind: 'environment' | 'api';
     id: string;
     environmentId: string | null;
     scope: ApiKeyScope | null;
     keyHash: string;
+    msLeft: number | null;
   }>(
     db,
-    sql`SELECT 'environment' AS kind, id, environment_id AS "environmentId", NULL AS scope, key_hash AS "keyHash"
+    sql`SELECT 'environment' AS kind, id, environment_id AS "environmentId", NULL AS scope, key_hash AS "keyHash",
+               ${MS_LEFT} AS "msLeft"
           FROM environment_keys WHERE key_hash = ${hash} AND ${LIVE}
         UNION ALL
-        SELECT 'api', id, NULL, scope, key_hash FROM api_keys WHERE key_hash = ${hash} AND ${LIVE}
+        SELECT 'api', id, NULL, scope, key_hash, ${MS_LEFT} FROM api_keys WHERE key_hash = ${hash} AND ${LIVE}
         LIMIT 1`,
   );
   if (!row || !digestsEqual(row.keyHash, hash)) return null;
-  return row.kind === 'environment'
-    ? { kind: 'environment', environmentId: row.environmentId!, keyId: row.id }
-    : { kind: 'api', scope: row.scope!, keyId: row.id };
+  const principal: Principal =
+    row.kind === 'environment'
+      ? { kind: 'environment', environmentId: row.environmentId!, keyId: row.id }
+      : { kind: 'api', scope: row.scope!, keyId: row.id };
+  cache?.set(hash, principal, row.msLeft === null ? null : Number(row.msLeft));
+  return principal;
 }
+
+/** A key's remaining life in milliseconds by the database's clock; NULL when it never expires. */
+const MS_LEFT = sql.raw('(extract(epoch FROM expires_at - now()) * 1000)::float8');
 
 export interface IssuedKey {
   id: string;

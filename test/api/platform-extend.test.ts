@@ -61,7 +61,7 @@ describe('POST /v1/platform/work/{id}/extend', () => {
     const item = (await p.claim('model_turn'))!;
     const counted = countingDb(t.db);
     const api = testApi(counted.db);
-    for (const lease of [
+    for (const [i, lease] of [
       '',
       'not a lease',
       "2026-01-01T00:00:00Z'; DROP TABLE work_items; --",
@@ -70,14 +70,15 @@ describe('POST /v1/platform/work/{id}/extend', () => {
       '2026-01-01T00:00:00',
       '2026-01-01T00:00:00+23:59',
       `2026-01-01T00:00:00.${'1'.repeat(200)}Z`,
-    ]) {
+    ].entries()) {
       counted.statements = 0;
       const res = await api.call('POST', `${PLATFORM}/work/${item.id}/extend`, {
         key: p.key,
         body: { lease, ttl_seconds: 60 },
       });
       expect(await errorType(res, 409)).toBe('lease_lost_error');
-      expect(counted.statements).toBe(1); // the credential lookup, nothing else
+      // The credential lookup (remembered after the first request), nothing else.
+      expect(counted.statements).toBe(i === 0 ? 1 : 0);
     }
     expect(await readWork(t.db, item.id)).toMatchObject({ state: 'active', lease: item.lease });
   });

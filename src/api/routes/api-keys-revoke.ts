@@ -7,8 +7,8 @@ import type { AppEnv } from '../types.js';
 import { API_KEYS, keyNotFound, keyParam } from './management-scope.js';
 
 /**
- * POST /v1/api_keys/{id}/revoke — the key stops authenticating with the next request, even
- * when it is the caller's own. Idempotent (204 again); unknown → 404. Revoking every admin
+ * POST /v1/api_keys/{id}/revoke — the key stops authenticating with the next request to this
+ * replica (within `CREDENTIAL_TTL_MS` on every other), even when it is the caller's own. Idempotent (204 again); unknown → 404. Revoking every admin
  * key is recoverable: the Node entry restores one at its next start (LEASEHOLD_ADMIN_KEY's
  * comes back live, or a new one is generated).
  */
@@ -24,6 +24,7 @@ export function registerApiKeysRevoke(app: Hono<AppEnv>): void {
     await authorize(c, ADMIN);
     const keyId = keyParam(c, 'apikey');
     if (!(await revokeApiKey(c.get('deps').db, keyId))) throw keyNotFound('apikey');
+    c.get('credentials').forgetKey(keyId);
     return noContent();
   });
 }

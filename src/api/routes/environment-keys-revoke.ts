@@ -8,7 +8,7 @@ import { ENVIRONMENT_KEYS, environmentParam, keyNotFound, keyParam } from './man
 
 /**
  * POST /v1/environments/{id}/keys/{key_id}/revoke — the key stops authenticating with the
- * next request. Idempotent (204 again); a key of another environment is a 404 exactly like
+ * next request to this replica, and within `CREDENTIAL_TTL_MS` on every other. Idempotent (204 again); a key of another environment is a 404 exactly like
  * an unknown one.
  */
 export function registerEnvironmentKeysRevoke(app: Hono<AppEnv>): void {
@@ -24,6 +24,7 @@ export function registerEnvironmentKeysRevoke(app: Hono<AppEnv>): void {
     const environmentId = environmentParam(c);
     const keyId = keyParam(c, 'envkey');
     if (!(await revokeEnvironmentKey(c.get('deps').db, environmentId, keyId))) throw keyNotFound('envkey');
+    c.get('credentials').forgetKey(keyId);
     return noContent();
   });
 }

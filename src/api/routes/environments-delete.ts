@@ -31,6 +31,7 @@ export function registerEnvironmentsDelete(app: Hono<AppEnv>): void {
         'environment_has_sessions',
       );
     }
+    c.get('credentials').forgetEnvironment(id);
     return reply(c, { id, type: 'environment_deleted' });
   });
 }
