@@ -9,6 +9,7 @@ export { claim } from './claim.js';
 export { CLAIM_MANY_MAX, claimMany } from './claim-many.js';
 export { type CompleteManyResult, completeMany } from './complete-many.js';
 export { type EnqueueInput, type EnqueueResult, enqueue, WORK_CHANNEL } from './enqueue.js';
+export { ENQUEUE_MANY_MAX, enqueueMany } from './enqueue-many.js';
 export {
   type HeartbeatCurrentState,
   HeartbeatMismatchError,

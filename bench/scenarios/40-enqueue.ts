@@ -1,0 +1,237 @@
+/**
+ * Enqueue throughput: how many items one sequential client gets into the queue per second.
+ *
+ * - enqueue_one: one item per call, each awaited before the next — a round trip and a commit
+ *   per item. leasehold = `enqueue` (model_turn, a cloud environment, a fresh session per item
+ *   so every call creates); graphile = `addJob`; pgboss = `send`.
+ * - enqueue_batch: the same, in calls of 1,000 items — leasehold = `enqueueMany`, graphile =
+ *   `addJobs`, pgboss = `insert`.
+ *
+ * Every subject has one pooled connection, opened in setup and warmed up there. Before each
+ * measurement its tables are emptied (TRUNCATE) and, for Leasehold, the sessions the items
+ * need are seeded by plain SQL; only the enqueue calls are timed. Afterwards the rows are
+ * counted, so a subject that silently dropped items cannot post a figure.
+ */
+import pg from 'pg';
+import { connectPg, type PgConnection } from '../../src/db/drivers/node-pg.js';
+import { type EnqueueInput, enqueue, enqueueMany } from '../../src/queue/index.js';
+import { type GraphileEnqueue, openGraphileEnqueue } from '../anchors/enqueue-graphile.js';
+import { openPgBossEnqueue, type PgBossEnqueue } from '../anchors/enqueue-pgboss.js';
+import { resetLeasehold } from '../lib/db.js';
+import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
+
+/** Items per subject and round; `batch` is the size of one batched call. */
+const FULL = { one: 3_000, batched: 20_000, batch: 1_000, warmup: 200 };
+const SMOKE = { one: 30, batched: 2_000, batch: 1_000, warmup: 10 };
+type Sizes = typeof FULL;
+
+export function scenarios(ctx: BenchContext): Scenario[] {
+  const sizes = ctx.smoke ? SMOKE : FULL;
+  return [oneByOne(ctx, sizes), batched(ctx, sizes)];
+}
+
+function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
+  let s: Subjects | null = null;
+  return {
+    name: 'enqueue_one',
+    description:
+      `items enqueued one call at a time by one sequential client (${sizes.one.toLocaleString('en-US')} per ` +
+      'round and subject, each awaited): leasehold enqueue (model_turn, cloud) vs graphile addJob vs pg-boss send',
+    setup: async () => {
+      s = await openSubjects(ctx.databaseUrl);
+      // Warm every connection's caches and plans the same way before anything is timed.
+      await s.leaseholdOne(await s.seed(sizes.warmup));
+      await s.graphile.addOneByOne(sizes.warmup, payload);
+      await s.pgboss.sendOneByOne(sizes.warmup, payload);
+    },
+    teardown: async () => {
+      await s?.close();
+      s = null;
+    },
+    subjects: {
+      leasehold: async () => {
+        const inputs = await s!.seed(sizes.one);
+        const metrics = await s!.leaseholdOne(inputs);
+        expectRows('leasehold', await s!.leaseholdCount(), sizes.one);
+        return metrics;
+      },
+      graphile: async () => {
+        await s!.graphile.reset();
+        const metrics = await timedEach(sizes.one, (i) => s!.graphile.addOneByOne(1, () => payload(i)));
+        expectRows('graphile', await s!.graphile.count(), sizes.one);
+        return metrics;
+      },
+      pgboss: async () => {
+        await s!.pgboss.reset();
+        const metrics = await timedEach(sizes.one, (i) => s!.pgboss.sendOneByOne(1, () => payload(i)));
+        expectRows('pgboss', await s!.pgboss.count(), sizes.one);
+        return metrics;
+      },
+    },
+    ratios: [
+      {
+        name: 'enqueue_one_vs_graphile',
+        numerator: 'leasehold',
+        denominator: 'graphile',
+        metric: 'items_per_s',
+        goal: { op: '>=', value: 5 },
+      },
+      { name: 'enqueue_one_vs_pgboss', numerator: 'leasehold', denominator: 'pgboss', metric: 'items_per_s' },
+    ],
+  };
+}
+
+function batched(ctx: BenchContext, sizes: Sizes): Scenario {
+  let s: Subjects | null = null;
+  const { batched: n, batch } = sizes;
+  return {
+    name: 'enqueue_batch',
+    description:
+      `items enqueued in calls of ${batch.toLocaleString('en-US')} by one sequential client ` +
+      `(${n.toLocaleString('en-US')} per round and subject): leasehold enqueueMany vs graphile addJobs vs ` +
+      'pg-boss insert',
+    setup: async () => {
+      s = await openSubjects(ctx.databaseUrl);
+      await s.leaseholdMany(await s.seed(batch), batch);
+      await s.graphile.addInBatches(batch, batch, payload);
+      await s.pgboss.insertInBatches(batch, batch, payload);
+    },
+    teardown: async () => {
+      await s?.close();
+      s = null;
+    },
+    subjects: {
+      leasehold: async () => {
+        const inputs = await s!.seed(n);
+        const metrics = await s!.leaseholdMany(inputs, batch);
+        expectRows('leasehold', await s!.leaseholdCount(), n);
+        return metrics;
+      },
+      graphile: async () => {
+        await s!.graphile.reset();
+        const metrics = await timedAll(n, () => s!.graphile.addInBatches(n, batch, payload));
+        expectRows('graphile', await s!.graphile.count(), n);
+        return metrics;
+      },
+      pgboss: async () => {
+        await s!.pgboss.reset();
+        const metrics = await timedAll(n, () => s!.pgboss.insertInBatches(n, batch, payload));
+        expectRows('pgboss', await s!.pgboss.count(), n);
+        return metrics;
+      },
+    },
+    ratios: [
+      {
+        name: 'enqueue_batch_vs_graphile',
+        numerator: 'leasehold',
+        denominator: 'graphile',
+        metric: 'items_per_s',
+        goal: { op: '>=', value: 2 },
+      },
+      {
+        name: 'enqueue_batch_vs_pgboss',
+        numerator: 'leasehold',
+        denominator: 'pgboss',
+        metric: 'items_per_s',
+      },
+    ],
+  };
+}
+
+/** The anchors' job payload: about what a Leasehold item carries besides its columns. */
+const payload = (i: number) => ({ session_id: `bench_s${i}` });
+
+interface Subjects {
+  graphile: GraphileEnqueue;
+  pgboss: PgBossEnqueue;
+  /** Empties Leasehold's tables and seeds one cloud environment with `n` sessions; untimed. */
+  seed(n: number): Promise<EnqueueInput[]>;
+  leaseholdOne(inputs: EnqueueInput[]): Promise<Metrics>;
+  leaseholdMany(inputs: EnqueueInput[], batch: number): Promise<Metrics>;
+  leaseholdCount(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function openSubjects(databaseUrl: string): Promise<Subjects> {
+  // Resets and seeding go through their own connection; each subject's is only ever timed.
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  const opened: Array<() => Promise<void>> = [() => admin.end()];
+  const close = async () => {
+    for (const end of opened.reverse()) await end();
+  };
+  try {
+    const leasehold: PgConnection = connectPg(databaseUrl, { max: 1 });
+    opened.push(() => leasehold.close());
+    const graphile = await openGraphileEnqueue(databaseUrl);
+    opened.push(() => graphile.close());
+    const pgboss = await openPgBossEnqueue(databaseUrl);
+    opened.push(() => pgboss.close());
+    return {
+      graphile,
+      pgboss,
+      seed: (n) => seedSessions(admin, n),
+      leaseholdOne: (inputs) =>
+        timedEach(inputs.length, async (i) => {
+          if (!(await enqueue(leasehold.db, inputs[i]!)).created) throw new Error('enqueue did not create');
+        }),
+      leaseholdMany: (inputs, batch) =>
+        timedAll(inputs.length, async () => {
+          for (let from = 0; from < inputs.length; from += batch) {
+            const results = await enqueueMany(leasehold.db, inputs.slice(from, from + batch));
+            if (!results.every((r) => r.created)) throw new Error('enqueueMany did not create every item');
+          }
+        }),
+      leaseholdCount: async () =>
+        (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM work_items')).rows[0]!.n,
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** A fresh cloud environment with sessions `<env>_s1…n`, one model_turn input per session. */
+async function seedSessions(admin: pg.Client, n: number): Promise<EnqueueInput[]> {
+  await resetLeasehold(admin);
+  const environmentId = `env_enq${Date.now().toString(36)}`;
+  await admin.query(
+    `INSERT INTO environments (id, kind, name, config) VALUES ($1, 'cloud', 'bench', '{"type":"cloud"}')`,
+    [environmentId],
+  );
+  await admin.query(
+    `INSERT INTO sessions (id, environment_id) SELECT $1 || '_s' || g, $1 FROM generate_series(1, $2::int) g`,
+    [environmentId, n],
+  );
+  await admin.query('ANALYZE sessions');
+  return Array.from({ length: n }, (_, i) => ({
+    environmentId,
+    sessionId: `${environmentId}_s${i + 1}`,
+    kind: 'model_turn' as const,
+  }));
+}
+
+/** `n` calls of `op`, one after another: throughput and the per-call latency. */
+async function timedEach(n: number, op: (i: number) => Promise<void>): Promise<Metrics> {
+  const ms: number[] = new Array(n);
+  const started = performance.now();
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await op(i);
+    ms[i] = performance.now() - t0;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { items_per_s: n / seconds, p50_ms: percentile(ms, 50), p99_ms: percentile(ms, 99) };
+}
+
+/** One timed run that enqueues `n` items. */
+async function timedAll(n: number, run: () => Promise<void>): Promise<Metrics> {
+  const started = performance.now();
+  await run();
+  return { items_per_s: n / ((performance.now() - started) / 1000) };
+}
+
+function expectRows(subject: string, found: number, expected: number): void {
+  if (found !== expected) throw new Error(`${subject}: ${found} rows after enqueuing ${expected} items`);
+}

@@ -1,0 +1,213 @@
+import { sql } from 'drizzle-orm';
+import { PG_FOREIGN_KEY_VIOLATION, pgCode } from '../db/errors.js';
+import { rows, type SqlHandle } from '../db/handle.js';
+import { newId } from '../ids.js';
+import { captureTraceContext } from '../telemetry/trace-context.js';
+import { withSpan } from '../telemetry/tracing.js';
+import { type EnqueueInput, type EnqueueResult, WORK_CHANNEL } from './enqueue.js';
+import { UnknownSessionError } from './errors.js';
+import { LIVE_STATES, WORK_COLUMNS } from './sql.js';
+import type { TraceContext, Work } from './types.js';
+
+/**
+ * The most inputs one `enqueueMany` takes. A batch is one statement that holds its slots'
+ * locks until it ends; past a thousand items the per-item saving is gone while racing
+ * enqueues wait longer, so larger sets are the caller's to split.
+ */
+export const ENQUEUE_MANY_MAX = 1000;
+
+/**
+ * `enqueue` for many inputs in one statement: for each input, the new item or the live
+ * (queued/starting/active) item of its session and kind that already covers the work, in
+ * input order. Per input it means exactly what `enqueue` means — lane from the environment,
+ * string metadata, trace context of exec kinds only, poll-lane items notify `WORK_CHANNEL` —
+ * and it reads as if the inputs were enqueued one after another: a (session, kind) repeated
+ * in the batch is created once, and the repeats get that item with `created: false`.
+ *
+ * All or nothing on binding: when any input names an unknown session or environment, or a
+ * session bound elsewhere, nothing is inserted and it throws `UnknownSessionError` for the
+ * first such input. Like `enqueue`, it runs on the handle it is given, so inside a
+ * transaction its items commit (and wake pollers) with the caller's writes.
+ *
+ * Why a batch at all: a sequential caller pays one round trip and one commit per item; here
+ * it pays one for up to `ENQUEUE_MANY_MAX` items.
+ */
+export async function enqueueMany(db: SqlHandle, inputs: readonly EnqueueInput[]): Promise<EnqueueResult[]> {
+  if (inputs.length > ENQUEUE_MANY_MAX) {
+    throw new RangeError(
+      `enqueueMany takes at most ${ENQUEUE_MANY_MAX} inputs, got ${inputs.length}: split the batch`,
+    );
+  }
+  if (inputs.length === 0) return [];
+  // Captured before the span opens, as `enqueue` does: the items belong to the caller's turn.
+  const active = captureTraceContext();
+  const { slots, slotOf } = toSlots(inputs, active);
+  return withSpan('queue.enqueue_many', { 'work.count': inputs.length }, async (span) => {
+    const resolved = await insertOrReuse(db, slots);
+    // The first input of a slot is the one that created it; its repeats found it live.
+    const seen = new Set<number>();
+    const results = slotOf.map((index) => {
+      const { created, work } = resolved[index]!;
+      const first = !seen.has(index);
+      seen.add(index);
+      return { created: created && first, work };
+    });
+    span.setAttributes({ 'work.created': results.filter((r) => r.created).length });
+    return results;
+  });
+}
+
+/** One distinct (environment, session, kind) of the batch, with the id it would be created under. */
+interface Slot {
+  slot: number;
+  id: string;
+  environment_id: string;
+  session_id: string;
+  kind: string;
+  metadata: Record<string, string>;
+  trace_context?: TraceContext;
+}
+
+/**
+ * Folds repeats onto their first occurrence (whose metadata and trace context win, as the
+ * first of sequential enqueues would) and validates every input before anything is sent.
+ */
+function toSlots(inputs: readonly EnqueueInput[], active: TraceContext | null) {
+  const slots: Slot[] = [];
+  const byKey = new Map<string, number>();
+  const slotOf = inputs.map((input) => {
+    const metadata = validMetadata(input.metadata);
+    // NUL cannot occur in a Postgres text value, so it cannot blur two keys together.
+    const key = `${input.environmentId}\0${input.sessionId}\0${input.kind}`;
+    const known = byKey.get(key);
+    if (known !== undefined) return known;
+    const trace =
+      input.kind === 'model_turn' ? null : input.traceContext === undefined ? active : input.traceContext;
+    const slot: Slot = {
+      slot: slots.length,
+      id: newId('work'),
+      environment_id: input.environmentId,
+      session_id: input.sessionId,
+      kind: input.kind,
+      metadata,
+    };
+    // Left out rather than `null`: the statement must store SQL NULL, never a JSON null.
+    if (trace !== null) slot.trace_context = trace;
+    byKey.set(key, slot.slot);
+    slots.push(slot);
+    return slot.slot;
+  });
+  return { slots, slotOf };
+}
+
+async function insertOrReuse(db: SqlHandle, slots: Slot[]): Promise<EnqueueResult[]> {
+  const resolved: EnqueueResult[] = new Array(slots.length);
+  let pending = slots;
+  // As in `enqueue`: a live item committed by a concurrent transaction after the statement's
+  // snapshot makes its insert do nothing and stays invisible to the same statement's read.
+  // The next statement, on the slots still open, sees it — or inserts, if it just finished.
+  for (let attempt = 0; attempt < 3 && pending.length > 0; attempt++) {
+    const answered = await insertOrFindLive(db, pending);
+    const unbound = answered.find((row) => !row.bound);
+    if (unbound) {
+      const slot = slots[unbound.slot]!;
+      throw new UnknownSessionError(slot.session_id, slot.environment_id);
+    }
+    for (const row of answered) {
+      if (row.id !== null) resolved[row.slot] = { created: row.created, work: toWork(row) };
+    }
+    pending = pending.filter((slot) => resolved[slot.slot] === undefined);
+  }
+  if (pending.length > 0) {
+    const first = pending[0]!;
+    throw new Error(
+      `enqueueMany ${first.session_id}/${first.kind}: the live slot kept changing under the insert`,
+    );
+  }
+  return resolved;
+}
+
+/** One row per slot: `bound` false when its session is not in its environment; `id` null on a race. */
+type SlotRow = Omit<Work, 'id'> & {
+  slot: number;
+  bound: boolean;
+  created: boolean;
+  id: string | null;
+  notified?: unknown;
+};
+
+async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]> {
+  try {
+    // `bound` checks every input before anything is written: one unbound input leaves the
+    // insert empty, so the batch fails whole even outside a transaction. Rows go in in key
+    // order, so two batches racing for the same slots wait on each other in one direction
+    // and never deadlock. Joins, not lateral lookups: a thousand slots plan as hash joins.
+    return await rows<SlotRow>(
+      db,
+      sql`WITH input AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(slots)}::jsonb)
+          AS i(slot int, id text, environment_id text, session_id text, kind text, metadata jsonb,
+               trace_context jsonb)
+      ), bound AS (
+        SELECT i.*, CASE WHEN i.kind = 'tool_exec' AND e.kind = 'self_hosted' THEN 'poll' ELSE 'claim' END AS lane
+          FROM input i
+          JOIN sessions s ON s.id = i.session_id AND s.environment_id = i.environment_id
+          JOIN environments e ON e.id = i.environment_id
+      ), ins AS (
+        INSERT INTO work_items (id, environment_id, session_id, kind, lane, metadata, trace_context)
+        SELECT b.id, b.environment_id, b.session_id, b.kind, b.lane, b.metadata, b.trace_context
+          FROM bound b
+         WHERE (SELECT count(*) FROM bound) = (SELECT count(*) FROM input)
+         ORDER BY b.session_id, b.kind
+        ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
+        RETURNING *
+      ), found AS (
+        SELECT true AS created, ins.* FROM ins
+        UNION ALL
+        SELECT false, l.* FROM work_items l JOIN bound b
+            ON l.session_id = b.session_id AND l.kind = b.kind AND l.environment_id = b.environment_id
+         WHERE l.state IN ${LIVE_STATES}
+           AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.session_id = l.session_id AND ins.kind = l.kind)
+      )
+      SELECT i.slot, b.slot IS NOT NULL AS bound, coalesce(w.created, false) AS created, ${WORK_COLUMNS},
+             CASE WHEN w.created AND w.lane = 'poll'
+                  THEN pg_notify(${WORK_CHANNEL}, json_build_object('environment_id', w.environment_id)::text)::text
+             END AS notified
+        FROM input i
+        LEFT JOIN bound b ON b.slot = i.slot
+        LEFT JOIN found w
+          ON w.session_id = i.session_id AND w.kind = i.kind AND w.environment_id = i.environment_id`,
+    );
+  } catch (err) {
+    // Only a session removed between the check and the insert gets here.
+    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
+      const detail = errorDetail(err);
+      const slot = slots.find((s) => detail.includes(`(${s.session_id}, ${s.environment_id})`)) ?? slots[0]!;
+      throw new UnknownSessionError(slot.session_id, slot.environment_id, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** The server's DETAIL (it names the missing key), looking through Drizzle's wrapping. */
+function errorDetail(err: unknown): string {
+  for (let e = err, depth = 0; depth < 4 && e !== null && typeof e === 'object'; depth++) {
+    const detail = (e as { detail?: unknown }).detail;
+    if (typeof detail === 'string') return detail;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return '';
+}
+
+function toWork(row: SlotRow): Work {
+  const { slot: _slot, bound: _bound, created: _created, notified: _notified, id, ...work } = row;
+  return { id: id!, ...work };
+}
+
+function validMetadata(metadata: Record<string, string> | undefined): Record<string, string> {
+  if (metadata === undefined) return {};
+  for (const [key, value] of Object.entries(metadata)) {
+    if (typeof value !== 'string') throw new TypeError(`metadata ${JSON.stringify(key)} must be a string`);
+  }
+  return metadata;
+}

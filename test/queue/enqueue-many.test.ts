@@ -1,0 +1,291 @@
+import { context, TraceFlags, trace } from '@opentelemetry/api';
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { rows, type SqlHandle } from '../../src/db/handle.js';
+import {
+  claim,
+  complete,
+  ENQUEUE_MANY_MAX,
+  type EnqueueInput,
+  enqueue,
+  enqueueMany,
+  UnknownSessionError,
+  WORK_CHANNEL,
+  type WorkKind,
+} from '../../src/queue/index.js';
+import { useTestDb } from '../helpers/db.js';
+import { countWork, createSession, readWork, setupSession } from '../helpers/factories.js';
+import { registerContextManager } from '../helpers/otel-context.js';
+
+registerContextManager();
+
+const SPAN = {
+  traceId: '0af7651916cd43dd8448eb211c80319c',
+  spanId: 'b7ad6b7169203331',
+  traceFlags: TraceFlags.SAMPLED,
+  isRemote: false,
+};
+const underSpan = <T>(fn: () => Promise<T>) => context.with(trace.setSpanContext(context.active(), SPAN), fn);
+
+/** A handle that fails the test if anything reaches the database. */
+const untouchable: SqlHandle = {
+  execute: () => {
+    throw new Error('no statement expected');
+  },
+};
+
+async function until(done: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function lanes(db: SqlHandle, ids: string[]): Promise<string[]> {
+  const found = await rows<{ id: string; lane: string }>(
+    db,
+    sql`SELECT id, lane FROM work_items WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb))`,
+  );
+  const byId = new Map(found.map((r) => [r.id, r.lane]));
+  return ids.map((id) => byId.get(id) ?? 'missing');
+}
+
+describe.each(['pg', 'pglite'] as const)('enqueueMany (%s)', (driver) => {
+  const t = useTestDb(driver);
+
+  it('answers one new queued item per input, in input order', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const other = await createSession(t.db, environmentId);
+    const inputs: EnqueueInput[] = [
+      { environmentId, sessionId: other, kind: 'web_exec' },
+      { environmentId, sessionId, kind: 'model_turn' },
+      { environmentId, sessionId: other, kind: 'model_turn' },
+      { environmentId, sessionId, kind: 'mcp_exec' },
+    ];
+    const results = await enqueueMany(t.db, inputs);
+    expect(results.map((r) => [r.work.sessionId, r.work.kind])).toEqual(
+      inputs.map((i) => [i.sessionId, i.kind]),
+    );
+    expect(results.every((r) => r.created)).toBe(true);
+    for (const { work } of results) {
+      expect(work).toMatchObject({ environmentId, state: 'queued', metadata: {}, leaseExpiresAt: null });
+      expect(work.id).toMatch(/^work_[0-9a-hjkmnp-tv-z]{24}$/);
+      expect(work.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/);
+      expect(await readWork(t.db, work.id)).toMatchObject({ state: 'queued' });
+    }
+    expect(new Set(results.map((r) => r.work.id)).size).toBe(4);
+    expect(await countWork(t.db)).toBe(4);
+  });
+
+  it('answers the live item that already covers an input, not created, and creates the others', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const live = await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
+    await claim(t.db, 'model_turn', 60_000); // an active item holds the slot as a queued one does
+    const [covered, fresh] = await enqueueMany(t.db, [
+      { environmentId, sessionId, kind: 'model_turn', metadata: { ignored: 'yes' } },
+      { environmentId, sessionId, kind: 'tool_exec' },
+    ]);
+    expect(covered).toMatchObject({
+      created: false,
+      work: { id: live.work.id, state: 'active', metadata: {} },
+    });
+    expect(fresh!.created).toBe(true);
+    expect(await countWork(t.db)).toBe(2);
+  });
+
+  it('a finished item no longer holds the slot: the batch creates a new one', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const first = await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
+    await complete(t.db, (await claim(t.db, 'model_turn', 60_000))!);
+    const [again] = await enqueueMany(t.db, [{ environmentId, sessionId, kind: 'model_turn' }]);
+    expect(again!.created).toBe(true);
+    expect(again!.work.id).not.toBe(first.work.id);
+  });
+
+  it('creates a (session, kind) repeated in the batch once; the first input wins, repeats get its item', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const results = await enqueueMany(t.db, [
+      { environmentId, sessionId, kind: 'tool_exec', metadata: { n: '1' } },
+      { environmentId, sessionId, kind: 'web_exec' },
+      { environmentId, sessionId, kind: 'tool_exec', metadata: { n: '2' } },
+      { environmentId, sessionId, kind: 'tool_exec', metadata: { n: '3' } },
+    ]);
+    expect(results.map((r) => r.created)).toEqual([true, true, false, false]);
+    expect(results[2]!.work.id).toBe(results[0]!.work.id);
+    expect(results[3]!.work.id).toBe(results[0]!.work.id);
+    expect(results[3]!.work.metadata).toEqual({ n: '1' });
+    expect(await countWork(t.db)).toBe(2);
+  });
+
+  it('puts exactly a self_hosted tool_exec on the poll lane and everything else on the claim lane', async () => {
+    const selfHosted = await setupSession(t.db, 'self_hosted');
+    const cloud = await setupSession(t.db, 'cloud');
+    const kinds: WorkKind[] = ['tool_exec', 'model_turn', 'web_exec'];
+    const results = await enqueueMany(t.db, [
+      ...kinds.map((kind) => ({ ...selfHosted, kind })),
+      ...kinds.map((kind) => ({ ...cloud, kind })),
+    ]);
+    const ids = results.map((r) => r.work.id);
+    expect(await lanes(t.db, ids)).toEqual(['poll', 'claim', 'claim', 'claim', 'claim', 'claim']);
+  });
+
+  it('rejects the whole batch for an unknown session, an unknown environment or a session bound elsewhere', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const { environmentId: otherEnv, sessionId: otherSession } = await setupSession(t.db, 'cloud');
+    // The live item makes the foreign-session input a conflict rather than a failed insert.
+    await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
+    const good: EnqueueInput = { environmentId: otherEnv, sessionId: otherSession, kind: 'web_exec' };
+    const bad: EnqueueInput[] = [
+      { environmentId, sessionId: 'sesn_missing', kind: 'tool_exec' },
+      { environmentId: 'env_missing', sessionId, kind: 'tool_exec' },
+      { environmentId: otherEnv, sessionId, kind: 'tool_exec' },
+      { environmentId: otherEnv, sessionId, kind: 'model_turn' },
+    ];
+    for (const input of bad) {
+      const failure = enqueueMany(t.db, [good, input, good]);
+      await expect(failure).rejects.toThrow(UnknownSessionError);
+      await expect(failure).rejects.toMatchObject({
+        sessionId: input.sessionId,
+        environmentId: input.environmentId,
+      });
+    }
+    expect(await countWork(t.db)).toBe(1);
+  });
+
+  it('projects string metadata, and a non-string value fails the batch before any statement', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db);
+    const [result] = await enqueueMany(t.db, [
+      { environmentId, sessionId, kind: 'tool_exec', metadata: { origin: 'turn-7', empty: '' } },
+    ]);
+    expect(result!.work.metadata).toEqual({ origin: 'turn-7', empty: '' });
+    await expect(
+      enqueueMany(untouchable, [
+        { environmentId, sessionId, kind: 'web_exec' },
+        { environmentId, sessionId, kind: 'mcp_exec', metadata: { n: 5 as unknown as string } },
+      ]),
+    ).rejects.toThrow(TypeError);
+  });
+
+  it('captures the active span as trace context for exec kinds only; a given one wins', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const given = { traceparent: `00-${SPAN.traceId}-00f067aa0ba902b7-01` };
+    const [traced, turn, explicit, cleared] = await underSpan(() =>
+      enqueueMany(t.db, [
+        { environmentId, sessionId, kind: 'tool_exec' },
+        { environmentId, sessionId, kind: 'model_turn' },
+        { environmentId, sessionId, kind: 'web_exec', traceContext: given },
+        { environmentId, sessionId, kind: 'mcp_exec', traceContext: null },
+      ]),
+    );
+    expect(traced!.work.traceContext).toEqual({ traceparent: `00-${SPAN.traceId}-${SPAN.spanId}-01` });
+    expect(turn!.work.traceContext).toBeNull();
+    expect(explicit!.work.traceContext).toEqual(given);
+    expect(cleared!.work.traceContext).toBeNull();
+    const [untraced] = await enqueueMany(t.db, [{ environmentId, sessionId, kind: 'outputs_harvest' }]);
+    expect(untraced!.work.traceContext).toBeNull();
+    // Stored as SQL NULL, never a JSON null.
+    const [nulls] = await rows<{ n: number }>(
+      t.db,
+      sql`SELECT count(*)::int AS n FROM work_items WHERE trace_context IS NULL`,
+    );
+    expect(nulls!.n).toBe(3);
+  });
+
+  it('joins the caller transaction: a rollback leaves no item behind', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    await expect(
+      t.db.transaction(async (tx) => {
+        await enqueueMany(tx, [
+          { environmentId, sessionId, kind: 'model_turn' },
+          { environmentId, sessionId, kind: 'tool_exec' },
+        ]);
+        throw new Error('settlement failed');
+      }),
+    ).rejects.toThrow('settlement failed');
+    expect(await countWork(t.db)).toBe(0);
+  });
+
+  it('answers [] for an empty batch without a statement', async () => {
+    expect(await enqueueMany(untouchable, [])).toEqual([]);
+  });
+
+  it(`refuses more than ${ENQUEUE_MANY_MAX} inputs before any statement`, async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const input: EnqueueInput = { environmentId, sessionId, kind: 'model_turn' };
+    await expect(enqueueMany(untouchable, Array(ENQUEUE_MANY_MAX + 1).fill(input))).rejects.toThrow(
+      RangeError,
+    );
+    // The cap itself is allowed (here: one item and its repeats).
+    const results = await enqueueMany(t.db, Array(ENQUEUE_MANY_MAX).fill(input));
+    expect(results).toHaveLength(ENQUEUE_MANY_MAX);
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+  });
+});
+
+describe('enqueueMany on real PostgreSQL connections', () => {
+  const t = useTestDb('pg', { poolSize: 20 });
+
+  it('concurrent batches over the same slots, in any order, create each item once and never deadlock', async () => {
+    const { environmentId } = await setupSession(t.db, 'cloud');
+    const sessions = Array.from({ length: ENQUEUE_MANY_MAX }, (_, i) => `sesn_race${i}`);
+    await t.db.execute(
+      sql`INSERT INTO sessions (id, environment_id)
+          SELECT jsonb_array_elements_text(${JSON.stringify(sessions)}::jsonb), ${environmentId}`,
+    );
+    const inputs = sessions.map((sessionId) => ({ environmentId, sessionId, kind: 'model_turn' as const }));
+    const batches = await Promise.all(
+      Array.from({ length: 8 }, (_, b) =>
+        enqueueMany(t.db, b % 2 ? [...inputs].reverse() : [...inputs.slice(b), ...inputs.slice(0, b)]),
+      ),
+    );
+    const created = batches.flat().filter((r) => r.created);
+    expect(created).toHaveLength(sessions.length);
+    for (const results of batches) {
+      const ids = new Map(results.map((r) => [r.work.sessionId, r.work.id]));
+      expect(ids).toEqual(new Map(created.map((r) => [r.work.sessionId, r.work.id])));
+    }
+    expect(await countWork(t.db)).toBe(sessions.length);
+  });
+
+  it('wakes pollers at commit, once per environment, only for newly created poll-lane items', async () => {
+    const listener = new pg.Client({ connectionString: t.url! });
+    await listener.connect();
+    const received: string[] = [];
+    listener.on('notification', (n) => received.push(n.payload ?? ''));
+    await listener.query(`LISTEN ${WORK_CHANNEL}`);
+    try {
+      const a = await setupSession(t.db, 'self_hosted');
+      const a2 = await createSession(t.db, a.environmentId);
+      const b = await setupSession(t.db, 'self_hosted');
+      const quiet = await setupSession(t.db, 'self_hosted');
+      const cloud = await setupSession(t.db, 'cloud');
+      await enqueue(t.db, { ...quiet, kind: 'tool_exec' });
+      await listener.query('SELECT 1'); // delivers that enqueue's notification before we reset
+      received.length = 0;
+      let notifiedInside = -1;
+      await t.db.transaction(async (tx) => {
+        await enqueueMany(tx, [
+          { ...a, kind: 'tool_exec' },
+          { ...a, kind: 'model_turn' },
+          { environmentId: a.environmentId, sessionId: a2, kind: 'tool_exec' },
+          { ...quiet, kind: 'tool_exec' }, // already live: nothing new to wake anyone for
+          { ...cloud, kind: 'tool_exec' },
+          { ...b, kind: 'tool_exec' },
+        ]);
+        await listener.query('SELECT 1'); // a round trip on the listener: nothing may arrive yet
+        notifiedInside = received.length;
+      });
+      await until(() => received.length >= 2);
+      await listener.query('SELECT 1'); // room for a stray third one to show up
+      expect(notifiedInside).toBe(0);
+      expect(new Set(received.map((p) => JSON.parse(p).environment_id))).toEqual(
+        new Set([a.environmentId, b.environmentId]),
+      );
+      expect(received).toHaveLength(2);
+    } finally {
+      await listener.end();
+    }
+  });
+});
