@@ -22,6 +22,12 @@ export interface EnqueueInput {
    * one: a model_turn is run by the platform's own loop, which has its own trace.
    */
   traceContext?: TraceContext | null;
+  /**
+   * Bind the session to the environment first when it is not bound to any, in the same
+   * statement (the platform lane's first use of a session). A session bound elsewhere is
+   * never rebound: it fails as an unknown session, with nothing written.
+   */
+  bindSession?: boolean;
 }
 
 export interface EnqueueResult {
@@ -96,7 +102,7 @@ async function insertOrFindLive(
   try {
     return await maybeRow<CreatedRow>(
       db,
-      sql`WITH ins AS (
+      sql`WITH ${input.bindSession ? bindCte(input) : sql``} ins AS (
         INSERT INTO work_items (id, environment_id, session_id, kind, lane, metadata, trace_context)
         SELECT ${newId('work')}, e.id, ${input.sessionId}, ${input.kind},
                CASE WHEN ${input.kind} = 'tool_exec' AND e.kind = 'self_hosted' THEN 'poll' ELSE 'claim' END,
@@ -122,6 +128,20 @@ async function insertOrFindLive(
     }
     throw err;
   }
+}
+
+/**
+ * Binds an unbound session as part of the enqueue's statement. Data-modifying CTEs run to
+ * completion whether or not anything reads them, and the item's foreign key is checked at
+ * the end of the statement, so the new binding is there when it is. A session bound
+ * elsewhere is left alone (DO NOTHING) and the item's insert then fails its foreign key.
+ */
+function bindCte(input: EnqueueInput) {
+  return sql`bind AS (
+        INSERT INTO sessions (id, environment_id)
+        SELECT ${input.sessionId}, e.id FROM environments e WHERE e.id = ${input.environmentId}
+        ON CONFLICT (id) DO NOTHING
+      ),`;
 }
 
 async function findLive(db: SqlHandle, input: EnqueueInput): Promise<Work | null> {

@@ -1,10 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import type { Database, SqlHandle } from '../../src/db/handle.js';
+import type { SqlHandle } from '../../src/db/handle.js';
 import { rows } from '../../src/db/handle.js';
 import { newId } from '../../src/ids.js';
 import { WORK_KINDS } from '../../src/queue/types.js';
-import { testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { countWork, createEnvironment, readWork } from '../helpers/factories.js';
 import { errorType, PLATFORM, platformSetup } from '../helpers/platform.js';
@@ -220,33 +219,24 @@ describe('POST /v1/platform/work', () => {
     }
   });
 
-  it('an enqueue that fails after binding leaves the session unbound (one transaction)', async () => {
+  it('an enqueue that fails after binding leaves the session unbound (one statement)', async () => {
     const p = await platformSetup(t.db);
-    const api = testApi(failSecondStatementInTransactions(t.db));
-    const res = await api.call('POST', `${PLATFORM}/work`, {
-      key: p.key,
-      body: { environment_id: p.env.environmentId, session_id: 'doomed-session', kind: 'model_turn' },
-    });
-    expect(await errorType(res, 500)).toBe('api_error');
-    expect(await boundTo(t.db, 'doomed-session')).toEqual([]);
-    expect(await countWork(t.db)).toBe(0);
+    // A fault inside the item's insert, after the binding in the same statement has run.
+    await t.db.execute(
+      sql.raw(`CREATE FUNCTION doomed_insert() RETURNS trigger LANGUAGE plpgsql AS
+                 $$ BEGIN RAISE EXCEPTION 'injected enqueue failure'; END $$;
+               CREATE TRIGGER doomed BEFORE INSERT ON work_items FOR EACH ROW EXECUTE FUNCTION doomed_insert()`),
+    );
+    try {
+      const res = await p.api.call('POST', `${PLATFORM}/work`, {
+        key: p.key,
+        body: { environment_id: p.env.environmentId, session_id: 'doomed-session', kind: 'model_turn' },
+      });
+      expect(await errorType(res, 500)).toBe('api_error');
+      expect(await boundTo(t.db, 'doomed-session')).toEqual([]);
+      expect(await countWork(t.db)).toBe(0);
+    } finally {
+      await t.db.execute(sql.raw('DROP TRIGGER doomed ON work_items; DROP FUNCTION doomed_insert()'));
+    }
   });
 });
-
-/**
- * A database whose transactions fail their second statement — the enqueue after the binding —
- * injected through Deps as the app's only database, the way a fault reaches production code.
- */
-function failSecondStatementInTransactions(db: Database): Database {
-  return {
-    execute: (query) => db.execute(query),
-    transaction: (fn) =>
-      db.transaction((tx) => {
-        let statements = 0;
-        return fn({
-          execute: (query) =>
-            ++statements === 2 ? Promise.reject(new Error('injected enqueue failure')) : tx.execute(query),
-        });
-      }),
-  };
-}

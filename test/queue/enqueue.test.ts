@@ -2,6 +2,7 @@ import { context, TraceFlags, trace } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { rows } from '../../src/db/handle.js';
 import { claim, complete, enqueue, UnknownSessionError, WORK_CHANNEL } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { countWork, createSession, readWork, setupSession } from '../helpers/factories.js';
@@ -74,6 +75,43 @@ describe.each(['pg', 'pglite'] as const)('enqueue (%s)', (driver) => {
       UnknownSessionError,
     );
     expect(await countWork(t.db)).toBe(1);
+  });
+
+  it('bindSession binds an unbound session and queues its item in one statement', async () => {
+    const { environmentId } = await setupSession(t.db, 'cloud');
+    const sessionId = `sesn_bind_${Math.random().toString(36).slice(2, 8)}`;
+    const first = await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn', bindSession: true });
+    expect(first.created).toBe(true);
+    const [bound] = await rows<{ environmentId: string }>(
+      t.db,
+      sql`SELECT environment_id AS "environmentId" FROM sessions WHERE id = ${sessionId}`,
+    );
+    expect(bound!.environmentId).toBe(environmentId);
+    // Bound already (to this environment): the live item covers a repeat.
+    const again = await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn', bindSession: true });
+    expect(again).toEqual({ created: false, work: first.work });
+  });
+
+  it('bindSession never rebinds a session bound elsewhere nor binds to a missing environment, and writes nothing', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const { environmentId: otherEnv } = await setupSession(t.db, 'cloud');
+    await expect(
+      enqueue(t.db, { environmentId: otherEnv, sessionId, kind: 'web_exec', bindSession: true }),
+    ).rejects.toThrow(UnknownSessionError);
+    await expect(
+      enqueue(t.db, {
+        environmentId: 'env_missing',
+        sessionId: 'sesn_new',
+        kind: 'web_exec',
+        bindSession: true,
+      }),
+    ).rejects.toThrow(UnknownSessionError);
+    const [sessions] = await rows<{ n: number; boundTo: string }>(
+      t.db,
+      sql`SELECT count(*)::int AS n, max(environment_id) FILTER (WHERE id = ${sessionId}) AS "boundTo" FROM sessions`,
+    );
+    expect(sessions).toEqual({ n: 2, boundTo: environmentId });
+    expect(await countWork(t.db)).toBe(0);
   });
 
   it('projects the given string metadata onto the new item', async () => {

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { z } from 'zod';
 import type { Database } from '../../db/handle.js';
 import { isMintedId } from '../../ids.js';
-import { type EnqueueInput, type EnqueueResult, enqueue } from '../../queue/index.js';
+import { type EnqueueInput, type EnqueueResult, enqueue, UnknownSessionError } from '../../queue/index.js';
 import { bindSession } from '../../sessions/index.js';
 import { traceContextFromHeaders } from '../../telemetry/trace-header.js';
 import { authorize, PLATFORM } from '../auth.js';
@@ -70,10 +70,18 @@ export function registerPlatformEnqueue(app: Hono<AppEnv>): void {
 }
 
 /**
- * Binding and enqueue share one transaction: a refused or failed enqueue must not leave the
- * session bound to an environment that never got its work, since a binding is for life.
+ * Binding and enqueue are one statement (`bindSession`), so a refused or failed enqueue never
+ * leaves the session bound to an environment that never got its work — a binding is for
+ * life — and the common case costs one round trip. When that statement refuses the session
+ * (no such environment, or bound elsewhere), the binding step alone says which, in a
+ * transaction that rolls back whatever it did.
  */
 async function bindAndEnqueue(db: Database, input: EnqueueInput): Promise<EnqueueResult> {
+  try {
+    return await enqueue(db, { ...input, bindSession: true });
+  } catch (err) {
+    if (!(err instanceof UnknownSessionError)) throw err;
+  }
   return db.transaction(async (tx) => {
     const binding = await bindSession(tx, input.sessionId, input.environmentId);
     if (binding.status === 'environment_missing') throw notFound('environment not found');
