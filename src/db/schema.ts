@@ -76,9 +76,10 @@ export const workItems = pgTable(
     orgId: text('org_id').notNull().default('default'),
     workspaceId: text('workspace_id').notNull().default('default'),
     projectId: text('project_id').notNull().default('default'),
-    environmentId: text('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    // No foreign key of its own: the (session, environment) pair below already names a
+    // session bound to an existing environment, and a second check on every insert is the
+    // largest single cost of a batch enqueue.
+    environmentId: text('environment_id').notNull(),
     sessionId: text('session_id').notNull(),
     kind: text('kind', { enum: WORK_KINDS }).notNull(),
     // Which lane may take the item, fixed at enqueue: `poll` for a tool_exec item of a
