@@ -1,0 +1,269 @@
+/**
+ * The work API over HTTP, as self-hosted workers drive it.
+ *
+ * - `wire_cycle`: 8 workers loop poll → ack → heartbeat → stop{force} against Leasehold's
+ *   real Node server (`tsx functions/node.ts`) and against the HTTP floor for the same work
+ *   (bench/anchors/floor-server.ts: bare node:http + pg, one statement per request, the key
+ *   checked inside it). Same client, same backlog, same database; the ratio is Leasehold's
+ *   completed cycles per second over the floor's, round by round. Each subject also reports
+ *   the CPU a cycle cost its server process and the Postgres backends (ms per cycle).
+ * - `wire_memory`: the resident set of Leasehold's node process while it serves that cycle
+ *   (sampled from /proc), and the gzipped Worker bundle (scripts/bundle-size.mjs). Named
+ *   with `wire` so `--only wire` runs it with the cycle it samples.
+ *
+ * Both servers start once per scenario (Leasehold's is shared by the two scenarios when they
+ * run back to back); every measurement starts from a freshly seeded backlog.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import pg from 'pg';
+import { ENTRY, type RunningServer, startServer } from '../../test/helpers/server.js';
+import {
+  backendCpuDelta,
+  backendCpuMs,
+  cpuMs,
+  createWireEnvironment,
+  ensureSessions,
+  FLOOR_ENTRY,
+  type FloorServer,
+  rssMb,
+  runWireCycle,
+  sampleRss,
+  scriptProcess,
+  seedBacklog,
+  startFloor,
+  type WireEnvironment,
+} from '../anchors/wire-cycle.js';
+import type { BenchContext, Metrics, Scenario } from '../lib/harness.js';
+
+const WORKERS = 8;
+/** How often the server's RSS is read while the cycle runs. */
+const RSS_EVERY_MS = 50;
+
+interface Sizes {
+  warmupMs: number;
+  windowMs: number;
+  /** Items per measurement: more than the fastest subject completes in warm-up plus window. */
+  backlog: number;
+}
+
+const FULL: Sizes = { warmupMs: 1_000, windowMs: 5_000, backlog: 15_000 };
+const SMOKE: Sizes = { warmupMs: 200, windowMs: 700, backlog: 3_000 };
+
+interface Leasehold {
+  server: RunningServer;
+  /** The node process that runs functions/node.ts (the server's pid is its `tsx` parent). */
+  scriptPid: number;
+}
+
+/**
+ * Leasehold's server, started by the first scenario that needs it and stopped a moment after
+ * the last one lets go, so the two scenarios of this file share one start.
+ */
+const leasehold = (() => {
+  let running: Promise<Leasehold> | undefined;
+  let users = 0;
+  let idle: NodeJS.Timeout | undefined;
+  return {
+    async acquire(databaseUrl: string): Promise<Leasehold> {
+      users++;
+      clearTimeout(idle);
+      running ??= startServer({ databaseUrl }).then((server) => ({
+        server,
+        scriptPid: scriptProcess(server.pid, ENTRY),
+      }));
+      try {
+        return await running;
+      } catch (err) {
+        users--;
+        running = undefined;
+        throw err;
+      }
+    },
+    release(): void {
+      if (--users > 0 || !running) return;
+      const stopping = running;
+      idle = setTimeout(() => {
+        if (running === stopping) running = undefined;
+        void stopping.then((l) => l.server.stop());
+      }, 1_000);
+      // The process may end first: the server's supervisor ends it then.
+      idle.unref();
+    },
+  };
+})();
+
+/** The gzipped Worker bundle in KiB, built at most once per bench run. */
+let bundleBuild: Promise<number> | undefined;
+function bundleGzipKib(): Promise<number> {
+  bundleBuild ??= buildBundle();
+  return bundleBuild;
+}
+
+/** The gzipped Worker bundle in KiB, by the project's own script (a deploy's dry-run build). */
+function buildBundle(): Promise<number> {
+  const script = path.resolve(import.meta.dirname, '../../scripts/bundle-size.mjs');
+  return new Promise((resolve, reject) => {
+    // Exit 1 means over budget: still a measurement. Exit 2 is a failed build.
+    execFile(process.execPath, [script], { encoding: 'utf8' }, (err, stdout, stderr) => {
+      const m = /gzip ([\d.]+) KiB/.exec(stdout);
+      if (m && (!err || err.code === 1)) resolve(Number(m[1]));
+      else reject(new Error(`bundle-size.mjs failed: ${err?.message ?? 'no size printed'}\n${stderr}`));
+    });
+  });
+}
+
+/** What each scenario sets up: a seeding pool and an environment of its own. */
+interface Fixture {
+  db: pg.Pool;
+  lh: Leasehold;
+  environment: WireEnvironment;
+}
+
+async function fixture(ctx: BenchContext, sizes: Sizes): Promise<Fixture> {
+  const lh = await leasehold.acquire(ctx.databaseUrl);
+  const db = new pg.Pool({ connectionString: ctx.databaseUrl, max: 2 });
+  try {
+    const environment = await createWireEnvironment(lh.server.baseURL, lh.server.adminKey);
+    await ensureSessions(db, environment.environmentId, sizes.backlog);
+    return { db, lh, environment };
+  } catch (err) {
+    leasehold.release();
+    await db.end();
+    throw err;
+  }
+}
+
+export function scenarios(ctx: BenchContext): Scenario[] {
+  const sizes = ctx.smoke ? SMOKE : FULL;
+  /**
+   * One measurement. Besides the rate and latencies, what a completed cycle cost in CPU: the
+   * server's node process, and the Postgres backends serving it — steadier than the rate
+   * on a machine whose other tenants come and go.
+   */
+  const cycle = async (f: Fixture, baseURL: string, serverPid: number): Promise<Metrics> => {
+    await seedBacklog(f.db, f.environment.environmentId, sizes.backlog);
+    const server = cpuMs(serverPid);
+    const backends = await backendCpuMs(f.db);
+    const r = await runWireCycle({ baseURL, environment: f.environment, workers: WORKERS, ...sizes });
+    const backendMs = backendCpuDelta(backends, await backendCpuMs(f.db));
+    return {
+      cycles_per_s: r.cyclesPerS,
+      p50_ms: r.p50Ms,
+      p99_ms: r.p99Ms,
+      server_cpu_ms: (cpuMs(serverPid) - server) / r.completed,
+      pg_cpu_ms: backendMs / r.completed,
+    };
+  };
+  /** A short untimed run, so the first measured round does not pay for the JIT's warm-up. */
+  const warm = async (f: Fixture, baseURL: string) => {
+    await seedBacklog(f.db, f.environment.environmentId, sizes.backlog);
+    await runWireCycle({
+      baseURL,
+      environment: f.environment,
+      workers: WORKERS,
+      warmupMs: 0,
+      windowMs: 1_500,
+    });
+  };
+
+  let wire: Fixture | undefined;
+  let floor: FloorServer | undefined;
+  let floorPid = 0;
+  const wireCycle: Scenario = {
+    name: 'wire_cycle',
+    description: `${WORKERS} workers loop poll → ack → heartbeat → stop over HTTP (keep-alive); complete cycles/s`,
+    async setup() {
+      const started = performance.now();
+      // Smoke builds the bundle wire_memory reports while this scenario runs (it must be
+      // quick, not quiet); a full run builds it in wire_memory's setup, out of every window.
+      if (ctx.smoke) void bundleGzipKib().catch(() => {});
+      const [f, fl] = await Promise.allSettled([fixture(ctx, sizes), startFloor(ctx.databaseUrl)]);
+      if (f.status === 'fulfilled') wire = f.value;
+      if (fl.status === 'fulfilled') floor = fl.value;
+      // The harness tears down only what set up: undo the half that succeeded.
+      if (f.status === 'rejected' || fl.status === 'rejected') {
+        await this.teardown?.();
+        throw f.status === 'rejected' ? f.reason : (fl as PromiseRejectedResult).reason;
+      }
+      floorPid = scriptProcess(floor!.pid, FLOOR_ENTRY);
+      if (!ctx.smoke) {
+        await warm(wire!, wire!.lh.server.baseURL);
+        await warm(wire!, floor!.baseURL);
+      }
+      const took = ((performance.now() - started) / 1000).toFixed(1);
+      ctx.log(`wire_cycle: servers up${ctx.smoke ? '' : ' and warmed'} in ${took} s`);
+    },
+    subjects: {
+      leasehold: () => cycle(wire!, wire!.lh.server.baseURL, wire!.lh.scriptPid),
+      floor: () => cycle(wire!, floor!.baseURL, floorPid),
+    },
+    ratios: [
+      {
+        name: 'wire_cycle_vs_floor',
+        numerator: 'leasehold',
+        denominator: 'floor',
+        metric: 'cycles_per_s',
+        goal: { op: '>=', value: 0.9 },
+      },
+    ],
+    async teardown() {
+      await floor?.stop();
+      if (wire) {
+        leasehold.release();
+        await wire.db.end();
+      }
+      wire = undefined;
+      floor = undefined;
+    },
+  };
+
+  let mem: Fixture | undefined;
+  let bundle: Promise<number> | undefined;
+  const wireMemory: Scenario = {
+    name: 'wire_memory',
+    description: `Leasehold's node RSS while serving ${WORKERS} wire-cycle workers; gzipped Worker bundle`,
+    async setup() {
+      const started = performance.now();
+      bundle = bundleGzipKib();
+      if (!ctx.smoke) await bundle.catch(() => {});
+      mem = await fixture(ctx, sizes);
+      ctx.log(`wire_memory: set up in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    },
+    subjects: {
+      leasehold: async () => {
+        const f = mem!;
+        await seedBacklog(f.db, f.environment.environmentId, sizes.backlog);
+        const before = rssMb(f.lh.scriptPid);
+        const sampler = sampleRss(f.lh.scriptPid, RSS_EVERY_MS);
+        let rss: { peakMb: number; lastMb: number };
+        try {
+          await runWireCycle({
+            baseURL: f.lh.server.baseURL,
+            environment: f.environment,
+            workers: WORKERS,
+            ...sizes,
+          });
+        } finally {
+          rss = sampler.stop();
+        }
+        return {
+          rss_mb_start: before,
+          rss_mb_peak: rss.peakMb,
+          rss_mb_end: rss.lastMb,
+          bundle_gzip_kib: await bundle!,
+        };
+      },
+    },
+    async teardown() {
+      await bundle?.catch(() => {});
+      if (mem) {
+        leasehold.release();
+        await mem.db.end();
+      }
+      mem = undefined;
+    },
+  };
+
+  return [wireCycle, wireMemory];
+}
