@@ -10,6 +10,7 @@ import { pgCode } from '../db/errors.js';
 import { newId } from '../ids.js';
 import { serverSpans } from '../telemetry/server-span.js';
 import { type ApiError, errorBody, internalError, notFound, toApiError } from './errors.js';
+import { PollRecords } from './poll-record.js';
 import { registerRoutes } from './routes/index.js';
 import type { ApiDeps, AppEnv } from './types.js';
 
@@ -22,6 +23,7 @@ export function createApp(deps: ApiDeps | ((env: unknown) => ApiDeps)): Hono<App
   const depsFor = typeof deps === 'function' ? deps : () => deps;
   const app = new Hono<AppEnv>();
   const credentials = new CredentialCache();
+  const pollRecords = new PollRecords();
 
   app.use(serverSpans());
   app.use(async (c, next) => {
@@ -30,6 +32,7 @@ export function createApp(deps: ApiDeps | ((env: unknown) => ApiDeps)): Hono<App
     c.set('deps', depsFor(c.env));
     c.set('principal', undefined);
     c.set('credentials', credentials);
+    c.set('pollRecords', pollRecords);
     await next();
     c.res.headers.set('request-id', requestId);
   });

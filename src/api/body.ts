@@ -15,8 +15,31 @@ export const MAX_PATCH_BODY_BYTES = 4 * 1024 * 1024;
 export async function readJson(c: Context<AppEnv>, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
   const declared = Number(c.req.header('content-length') ?? Number.NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
+  // A declared length within the cap is read whole: the runtime holds it to that length,
+  // and the adapters read a whole body far more cheaply than through a stream reader.
+  const bytes = Number.isInteger(declared)
+    ? new Uint8Array(await c.req.arrayBuffer())
+    : await readCapped(c, maxBytes);
+  if (bytes === null) return undefined;
+  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  if (text.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw badRequest('request body is not valid JSON');
+  }
+  // Postgres cannot store U+0000 in text or jsonb; refuse it here rather than fail later.
+  if (text.includes('\\u0000') || text.includes('\u0000'))
+    throw badRequest('request body must not contain U+0000');
+  return value;
+}
+
+/** A body of undeclared length (chunked), read no further than the cap. */
+async function readCapped(c: Context<AppEnv>, maxBytes: number): Promise<Uint8Array | null> {
   const body = c.req.raw.body;
-  if (!body) return undefined;
+  if (!body) return null;
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -30,18 +53,7 @@ export async function readJson(c: Context<AppEnv>, maxBytes = MAX_BODY_BYTES): P
     }
     chunks.push(value);
   }
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(concat(chunks, size));
-  if (text.trim() === '') return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw badRequest('request body is not valid JSON');
-  }
-  // Postgres cannot store U+0000 in text or jsonb; refuse it here rather than fail later.
-  if (text.includes('\\u0000') || text.includes('\u0000'))
-    throw badRequest('request body must not contain U+0000');
-  return value;
+  return concat(chunks, size);
 }
 
 /** Parses with a schema, answering 400 with the first problem's path and message. */

@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { CredentialCache } from '../auth/credential-cache.js';
 import type { Principal } from '../auth/credentials.js';
 import type { Database } from '../db/handle.js';
+import type { PollRecords } from './poll-record.js';
 import type { WakeSource } from './wake.js';
 
 export interface Logger {
@@ -33,5 +34,7 @@ export type AppEnv = {
     principal: Principal | undefined;
     /** This app's memory of resolved credentials (one per process or Worker isolate). */
     credentials: CredentialCache;
+    /** When this app last wrote each worker's poll row. */
+    pollRecords: PollRecords;
   };
 };

@@ -48,10 +48,15 @@ export function registerWorkPoll(app: Hono<AppEnv>): void {
     if (workerId) {
       if (workerId.length > MAX_WORKER_ID)
         throw badRequest(`Anthropic-Worker-ID is longer than ${MAX_WORKER_ID}`);
-      // Telemetry: a failure to record must never fail the poll.
-      await recordPoll(db, env, workerId).catch((err: unknown) =>
-        (log ?? console).warn('record worker poll', { environmentId: env, error: String(err) }),
-      );
+      // Telemetry, written at most every few seconds per worker (poll-record.ts); a failure
+      // to record must never fail the poll.
+      const records = c.get('pollRecords');
+      if (records.due(env, workerId)) {
+        await recordPoll(db, env, workerId).catch((err: unknown) => {
+          records.forget(env, workerId);
+          (log ?? console).warn('record worker poll', { environmentId: env, error: String(err) });
+        });
+      }
     }
 
     let work: Work | null;
