@@ -51,6 +51,7 @@ async function openStorage(config: Config, hub: WakeHub): Promise<Storage> {
   };
   if (config.databaseUrl) {
     const conn = connectPg(config.databaseUrl, {
+      prepare: config.preparedStatements,
       onError: (err) => log.warn('idle connection error', { error: err.message }),
     });
     await migratePg(conn.db, MIGRATIONS, config.databaseUrl);

@@ -36,6 +36,12 @@ export interface Config {
    * name; `/v1/traces` and `/v1/metrics` are appended). Null → telemetry stays a no-op.
    */
   otlpEndpoint: string | null;
+  /**
+   * Node with DATABASE_URL: prepare repeated statements once per connection (default on).
+   * Off only behind a transaction-mode pooler without protocol-level prepared statements
+   * (PgBouncer before 1.21, or `max_prepared_statements = 0`).
+   */
+  preparedStatements: boolean;
 }
 
 /** Node's default port: the same as `wrangler dev`, so local clients need no change between the two. */
@@ -76,7 +82,14 @@ export function parseConfig(raw: Record<string, unknown>): Config {
     journalReplicas: replicas(text('LEASEHOLD_JOURNAL_REPLICAS')),
     neonWsProxy: text('LEASEHOLD_NEON_WS_PROXY'),
     otlpEndpoint,
+    preparedStatements: onOff('LEASEHOLD_PREPARED_STATEMENTS', text('LEASEHOLD_PREPARED_STATEMENTS')),
   };
+}
+
+function onOff(name: string, value: string | null): boolean {
+  if (value === null || value === 'on') return true;
+  if (value === 'off') return false;
+  throw new ConfigError(`${name} must be on or off, not ${JSON.stringify(value)}`);
 }
 
 function isHttpUrl(value: string): boolean {

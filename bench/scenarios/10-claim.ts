@@ -1,7 +1,8 @@
 /**
- * claim+complete draining a 10k backlog at concurrency 1, 8 and 32: Leasehold's claim lane,
- * pgbench running the very same two statements (the limit), graphile-worker as shipped and
- * pg-boss fetching one job at a time. Every subject starts from a freshly seeded, vacuumed
+ * claim+complete draining a 10k backlog at concurrency 1, 8 and 32: Leasehold's claim lane
+ * (`claim` then `complete`, and the worker loop `completeAndClaim` that does both in one
+ * statement), pgbench running claim's and complete's very statements (the limit for two
+ * statements per item), graphile-worker as shipped and pg-boss fetching one job at a time. Every subject starts from a freshly seeded, vacuumed
  * backlog and is timed over the same number of items.
  */
 import pg from 'pg';
@@ -51,6 +52,10 @@ export function scenarios(ctx: BenchContext): Scenario[] {
           await seed();
           return { items_per_s: await drainLeasehold(conn.db, { concurrency, count }) };
         },
+        leasehold_loop: async () => {
+          await seed();
+          return { items_per_s: await drainLeasehold(conn.db, { concurrency, count, loop: true }) };
+        },
         pgbench: async () => {
           await seed();
           const per = Math.floor(count / concurrency);
@@ -84,6 +89,19 @@ export function scenarios(ctx: BenchContext): Scenario[] {
           name: `claim_c${concurrency}_vs_pgboss`,
           numerator: 'leasehold',
           denominator: 'pgboss',
+          metric: 'items_per_s',
+        },
+        // The worker loop against the same anchors: one statement per item where they run two.
+        {
+          name: `loop_c${concurrency}_vs_pgbench`,
+          numerator: 'leasehold_loop',
+          denominator: 'pgbench',
+          metric: 'items_per_s',
+        },
+        {
+          name: `loop_c${concurrency}_vs_graphile`,
+          numerator: 'leasehold_loop',
+          denominator: 'graphile',
           metric: 'items_per_s',
         },
       ],

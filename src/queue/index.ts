@@ -7,6 +7,7 @@ export { ack, STARTUP_LEASE_MS } from './ack.js';
 export { cancelSession } from './cancel-session.js';
 export { claim } from './claim.js';
 export { CLAIM_MANY_MAX, claimMany } from './claim-many.js';
+export { type CompleteAndClaimResult, completeAndClaim } from './complete-and-claim.js';
 export { type CompleteManyResult, completeMany } from './complete-many.js';
 export { type EnqueueInput, type EnqueueResult, enqueue, WORK_CHANNEL } from './enqueue.js';
 export { ENQUEUE_MANY_MAX, enqueueMany } from './enqueue-many.js';

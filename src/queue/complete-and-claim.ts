@@ -1,0 +1,78 @@
+import { sql } from 'drizzle-orm';
+import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { instant } from '../db/instant.js';
+import { recordHandOut, withSpan } from '../telemetry/tracing.js';
+import { ITEM_COLUMNS, interval } from './sql.js';
+import type { Item, WorkKind } from './types.js';
+
+/** What `completeAndClaim` did: whether the held item was completed, and the next item, if any. */
+export interface CompleteAndClaimResult {
+  /** False when the held item's lease was lost (it was left alone, as `complete` would). */
+  completed: boolean;
+  /** The next item of `kind`, leased for `ttlMs`; null when none is available. */
+  next: Item | null;
+}
+
+/**
+ * A worker loop's step in one statement: completes the held `item` under its proof, exactly
+ * as `complete` does, and claims the oldest available item of `kind`, exactly as `claim`
+ * does. One round trip and one commit per item instead of two of each — what a worker that
+ * drains a lane one item at a time spends most of its time on.
+ *
+ * The claim does not depend on the completion: a lost lease (`completed: false`) still hands
+ * out the next item, since the holder's work on the lost one is already over either way, and
+ * the new lease must not be dropped on the floor. Give `db` a transaction to complete within
+ * the caller's settlement, as with `complete`.
+ */
+export function completeAndClaim(
+  db: SqlHandle,
+  item: Item,
+  kind: WorkKind,
+  ttlMs: number,
+): Promise<CompleteAndClaimResult> {
+  const attributes = { 'work.id': item.id, 'environment.id': item.environmentId, 'work.kind': kind };
+  return withSpan('queue.complete_and_claim', attributes, async (span) => {
+    const proof = instant(item.lease);
+    // A proof this queue never issued completes nothing; the claim still runs.
+    const held = proof
+      ? sql`id = ${item.id} AND state = 'active' AND lease_expires_at = ${proof}`
+      : sql`false`;
+    const row = await maybeRow<Item & { completed: boolean; id: string | null }>(
+      db,
+      sql`WITH done AS (
+        UPDATE work_items
+           SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()
+         WHERE ${held}
+        RETURNING id
+      ), picked AS (
+        SELECT id, state FROM work_items
+         WHERE lane = 'claim' AND kind = ${kind}
+           AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))
+           AND id <> ${item.id}
+         ORDER BY created_at
+         LIMIT 1
+         FOR UPDATE SKIP LOCKED
+      ), claimed AS (
+        UPDATE work_items w
+           SET state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
+               claims = w.claims + 1
+          FROM picked
+         WHERE w.id = picked.id
+        RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed
+      )
+      SELECT EXISTS (SELECT 1 FROM done) AS completed, claimed.*
+        FROM (SELECT 1) AS one LEFT JOIN claimed ON true`,
+    );
+    const { completed, ...rest } = row!;
+    const next = rest.id === null ? null : (rest as Item);
+    span.setAttributes({ 'work.completed': completed, 'work.claimed': next !== null });
+    if (next) {
+      recordHandOut(next.traceContext, {
+        'work.id': next.id,
+        'environment.id': next.environmentId,
+        'work.kind': kind,
+      });
+    }
+    return { completed, next };
+  });
+}

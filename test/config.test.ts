@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULT_PORT, parseConfig } from '../src/config.js';
+
+describe('parseConfig', () => {
+  it('an empty environment is the embedded default: no database URL, port 8787, loopback, statements prepared', () => {
+    expect(parseConfig({})).toMatchObject({
+      databaseUrl: null,
+      port: DEFAULT_PORT,
+      host: '127.0.0.1',
+      journalReplicas: 1,
+      preparedStatements: true,
+    });
+  });
+
+  it('LEASEHOLD_PREPARED_STATEMENTS takes on or off and refuses anything else by name', () => {
+    expect(parseConfig({ LEASEHOLD_PREPARED_STATEMENTS: 'off' }).preparedStatements).toBe(false);
+    expect(parseConfig({ LEASEHOLD_PREPARED_STATEMENTS: 'on' }).preparedStatements).toBe(true);
+    for (const bad of ['0', 'false', 'OFF', 'yes']) {
+      expect(() => parseConfig({ LEASEHOLD_PREPARED_STATEMENTS: bad })).toThrow(ConfigError);
+      expect(() => parseConfig({ LEASEHOLD_PREPARED_STATEMENTS: bad })).toThrow(
+        /LEASEHOLD_PREPARED_STATEMENTS/,
+      );
+    }
+  });
+
+  it('refuses a database URL, port or NATS URL of the wrong shape', () => {
+    expect(() => parseConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
+    expect(() => parseConfig({ PORT: '70000' })).toThrow(/PORT/);
+    expect(() => parseConfig({ NATS_URL: 'nats://127.0.0.1:4222' })).toThrow(/NATS_URL/);
+  });
+});

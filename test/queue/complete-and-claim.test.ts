@@ -1,0 +1,120 @@
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { rows } from '../../src/db/handle.js';
+import { claim, completeAndClaim, enqueue } from '../../src/queue/index.js';
+import type { Item } from '../../src/queue/types.js';
+import { useTestDb } from '../helpers/db.js';
+import { backdateLease, createSession, readWork, setupSession } from '../helpers/factories.js';
+
+const MINUTE = 60_000;
+
+describe.each(['pg', 'pglite'] as const)('completeAndClaim (%s)', (driver) => {
+  const t = useTestDb(driver);
+
+  async function queued(n: number, kind: 'model_turn' | 'web_exec' = 'model_turn'): Promise<string[]> {
+    const { environmentId } = await setupSession(t.db, 'cloud');
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const sessionId = await createSession(t.db, environmentId);
+      ids.push((await enqueue(t.db, { environmentId, sessionId, kind })).work.id);
+    }
+    return ids;
+  }
+
+  it('completes the held item and leases the next oldest of the kind', async () => {
+    const ids = await queued(3);
+    const first = (await claim(t.db, 'model_turn', MINUTE))!;
+    const { completed, next } = await completeAndClaim(t.db, first, 'model_turn', MINUTE);
+    expect(completed).toBe(true);
+    expect(next).toMatchObject({ id: ids[1], kind: 'model_turn', reclaimed: false, claims: 1 });
+    expect((await readWork(t.db, first.id))!.state).toBe('stopped');
+    expect((await readWork(t.db, next!.id))!).toMatchObject({ state: 'active', lease: next!.lease });
+  });
+
+  it('an empty lane completes the item and hands out nothing', async () => {
+    await queued(1);
+    const only = (await claim(t.db, 'model_turn', MINUTE))!;
+    expect(await completeAndClaim(t.db, only, 'model_turn', MINUTE)).toEqual({ completed: true, next: null });
+    expect((await readWork(t.db, only.id))!.state).toBe('stopped');
+  });
+
+  it('a lost lease completes nothing and leaves the new holder alone, but still hands out the next item', async () => {
+    const ids = await queued(2);
+    const stale = (await claim(t.db, 'model_turn', MINUTE))!;
+    await backdateLease(t.db, stale, 2 * MINUTE);
+    const usurper = (await claim(t.db, 'model_turn', MINUTE))!;
+    expect(usurper.id).toBe(stale.id);
+    const { completed, next } = await completeAndClaim(t.db, stale, 'model_turn', MINUTE);
+    expect(completed).toBe(false);
+    expect(next!.id).toBe(ids[1]);
+    expect((await readWork(t.db, stale.id))!).toMatchObject({ state: 'active', lease: usurper.lease });
+  });
+
+  it('a proof it never issued completes nothing', async () => {
+    await queued(1);
+    const held = (await claim(t.db, 'model_turn', MINUTE))!;
+    const forged: Item = { ...held, lease: 'yesterday' };
+    expect(await completeAndClaim(t.db, forged, 'model_turn', MINUTE)).toEqual({
+      completed: false,
+      next: null,
+    });
+    expect((await readWork(t.db, held.id))!).toMatchObject({ state: 'active', lease: held.lease });
+  });
+
+  it('never hands the completed item back, even when its own lease had lapsed', async () => {
+    await queued(1);
+    const held = (await claim(t.db, 'model_turn', MINUTE))!;
+    await backdateLease(t.db, held, 2 * MINUTE);
+    expect(await completeAndClaim(t.db, held, 'model_turn', MINUTE)).toEqual({ completed: true, next: null });
+  });
+
+  it('claims only the asked kind', async () => {
+    await queued(1, 'web_exec');
+    await queued(1);
+    const held = (await claim(t.db, 'model_turn', MINUTE))!;
+    const { next } = await completeAndClaim(t.db, held, 'mcp_exec', MINUTE);
+    expect(next).toBeNull();
+  });
+});
+
+describe('completeAndClaim under contention on real PostgreSQL connections', () => {
+  const t = useTestDb('pg', { poolSize: 16 });
+
+  it('8 worker loops drain 3,000 items: every item handed out once and completed once', async () => {
+    const total = 3_000;
+    const { environmentId } = await setupSession(t.db, 'cloud');
+    await t.db.execute(
+      sql`INSERT INTO sessions (id, environment_id)
+          SELECT 'sesn_loop_' || g, ${environmentId} FROM generate_series(1, ${total}) g`,
+    );
+    await t.db.execute(
+      sql`INSERT INTO work_items (id, environment_id, session_id, kind, lane, created_at)
+          SELECT 'work_loop_' || g, ${environmentId}, 'sesn_loop_' || g, 'web_exec', 'claim',
+                 now() - (${total} - g) * interval '1 microsecond'
+            FROM generate_series(1, ${total}) g`,
+    );
+    const handedOut = new Map<string, number>();
+    let completed = 0;
+    let lost = 0;
+    const worker = async () => {
+      let item = await claim(t.db, 'web_exec', MINUTE);
+      while (item) {
+        handedOut.set(item.id, (handedOut.get(item.id) ?? 0) + 1);
+        const step = await completeAndClaim(t.db, item, 'web_exec', MINUTE);
+        if (step.completed) completed++;
+        else lost++;
+        item = step.next;
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, () => worker()));
+    expect(lost).toBe(0);
+    expect(handedOut.size).toBe(total);
+    expect([...handedOut.values()].every((n) => n === 1)).toBe(true);
+    expect(completed).toBe(total);
+    const [left] = await rows<{ n: number }>(
+      t.db,
+      sql`SELECT count(*)::int AS n FROM work_items WHERE state <> 'stopped' OR claims <> 1`,
+    );
+    expect(left!.n).toBe(0);
+  });
+});
