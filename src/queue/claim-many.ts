@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
-import { ITEM_COLUMNS, interval } from './sql.js';
+import { claimable, claimedFor, ITEM_COLUMNS } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
 /** The most items one batch claim may take: one statement's worth of row locks and rows. */
@@ -24,15 +24,13 @@ export function claimMany(db: SqlHandle, kind: WorkKind, n: number, ttlMs: numbe
       db,
       sql`WITH picked AS (
         SELECT id, state FROM work_items
-         WHERE lane = 'claim' AND kind = ${kind}
-           AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))
+         WHERE ${claimable(kind)}
          ORDER BY created_at
          LIMIT ${n}
          FOR UPDATE SKIP LOCKED
       ), claimed AS (
         UPDATE work_items w
-           SET state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
-               claims = w.claims + 1
+           SET ${claimedFor(ttlMs)}
           FROM picked
          WHERE w.id = picked.id
         RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed, w.created_at

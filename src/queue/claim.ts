@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
-import { ITEM_COLUMNS, interval } from './sql.js';
+import { claimable, claimedFor, ITEM_COLUMNS } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
 /**
@@ -24,15 +24,13 @@ export function claim(db: SqlHandle, kind: WorkKind, ttlMs: number): Promise<Ite
       db,
       sql`WITH picked AS (
         SELECT id, state FROM work_items
-         WHERE lane = 'claim' AND kind = ${kind}
-           AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))
+         WHERE ${claimable(kind)}
          ORDER BY created_at
          LIMIT 1
          FOR UPDATE SKIP LOCKED
       )
       UPDATE work_items w
-         SET state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
-             claims = w.claims + 1
+         SET ${claimedFor(ttlMs)}
         FROM picked
        WHERE w.id = picked.id
       RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed`,

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { instant } from '../db/instant.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
-import { ITEM_COLUMNS, interval } from './sql.js';
+import { claimable, claimedFor, ITEM_COLUMNS } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
 /** What `completeAndClaim` did: whether the held item was completed, and the next item, if any. */
@@ -46,16 +46,14 @@ export function completeAndClaim(
         RETURNING id
       ), picked AS (
         SELECT id, state FROM work_items
-         WHERE lane = 'claim' AND kind = ${kind}
-           AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))
+         WHERE ${claimable(kind)}
            AND id <> ${item.id}
          ORDER BY created_at
          LIMIT 1
          FOR UPDATE SKIP LOCKED
       ), claimed AS (
         UPDATE work_items w
-           SET state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
-               claims = w.claims + 1
+           SET ${claimedFor(ttlMs)}
           FROM picked
          WHERE w.id = picked.id
         RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed

@@ -43,3 +43,19 @@ export function wireScope(environmentId: string, workId: string): SQL {
 
 /** The live states: they hold the (session, kind) slot. */
 export const LIVE_STATES = sql.raw(`('queued', 'starting', 'active')`);
+
+/**
+ * The claim lane's availability: an item of `kind` that is queued, or active with a lapsed
+ * lease (its holder died; the claim reclaims it). Shared by every statement that hands out
+ * claim-lane items, so they can never disagree on what may be taken.
+ */
+export function claimable(kind: string): SQL {
+  return sql`lane = 'claim' AND kind = ${kind}
+           AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))`;
+}
+
+/** The SET list of a claim-lane hand-out to `w`: a fresh lease of `ttlMs`, one more claim. */
+export function claimedFor(ttlMs: number): SQL {
+  return sql`state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
+               claims = w.claims + 1`;
+}

@@ -219,3 +219,35 @@ export async function pollers(db: SqlHandle, environmentId: string): Promise<str
   )) as { rows: { workerId: string }[] };
   return result.rows.map((r) => r.workerId);
 }
+
+/**
+ * A backlog of `n` queued claim-lane items of `kind` in a fresh cloud environment, one
+ * session each, oldest first (a microsecond apart), written in two statements so contention
+ * tests start from thousands of items without thousands of enqueues.
+ */
+export async function seedClaimBacklog(db: SqlHandle, n: number, kind: WorkKind): Promise<string> {
+  const environmentId = await createEnvironment(db, 'cloud');
+  const tag = environmentId.slice(-8);
+  await db.execute(
+    sql`INSERT INTO sessions (id, environment_id)
+        SELECT ${`sesn_${tag}_`} || g, ${environmentId} FROM generate_series(1, ${n}) g`,
+  );
+  await db.execute(
+    sql`INSERT INTO work_items (id, environment_id, session_id, kind, lane, created_at)
+        SELECT ${`work_${tag}_`} || g, ${environmentId}, ${`sesn_${tag}_`} || g, ${kind}, 'claim',
+               now() - (${n} - g) * interval '1 microsecond'
+          FROM generate_series(1, ${n}) g`,
+  );
+  return environmentId;
+}
+
+/** `n` items of `kind` enqueued one by one in a fresh cloud environment; their ids, oldest first. */
+export async function enqueueClaimItems(db: SqlHandle, n: number, kind: WorkKind): Promise<string[]> {
+  const { environmentId } = await setupSession(db, 'cloud');
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const sessionId = await createSession(db, environmentId);
+    ids.push((await enqueue(db, { environmentId, sessionId, kind })).work.id);
+  }
+  return ids;
+}

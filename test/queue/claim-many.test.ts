@@ -7,28 +7,20 @@ import {
   claimMany,
   complete,
   completeMany,
-  enqueue,
   extend,
   LeaseLostError,
 } from '../../src/queue/index.js';
 import type { Item } from '../../src/queue/types.js';
 import { useTestDb } from '../helpers/db.js';
-import { backdateLease, createSession, readWork, setupSession } from '../helpers/factories.js';
+import { backdateLease, enqueueClaimItems, readWork, seedClaimBacklog } from '../helpers/factories.js';
 
 const MINUTE = 60_000;
 
 describe.each(['pg', 'pglite'] as const)('claimMany and completeMany (%s)', (driver) => {
   const t = useTestDb(driver);
 
-  async function queued(n: number, kind: 'model_turn' | 'web_exec' = 'model_turn'): Promise<string[]> {
-    const { environmentId } = await setupSession(t.db, 'cloud');
-    const ids: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const sessionId = await createSession(t.db, environmentId);
-      ids.push((await enqueue(t.db, { environmentId, sessionId, kind })).work.id);
-    }
-    return ids;
-  }
+  const queued = (n: number, kind: 'model_turn' | 'web_exec' = 'model_turn') =>
+    enqueueClaimItems(t.db, n, kind);
 
   it('takes at most n items, oldest first, each active under its own proof', async () => {
     const ids = await queued(5);
@@ -93,17 +85,7 @@ describe('claimMany under contention on real PostgreSQL connections', () => {
 
   it('8 batch claimers drain 3,000 items with completeMany: every item claimed and completed once', async () => {
     const total = 3_000;
-    const { environmentId } = await setupSession(t.db, 'cloud');
-    await t.db.execute(
-      sql`INSERT INTO sessions (id, environment_id)
-          SELECT 'sesn_many_' || g, ${environmentId} FROM generate_series(1, ${total}) g`,
-    );
-    await t.db.execute(
-      sql`INSERT INTO work_items (id, environment_id, session_id, kind, lane, created_at)
-          SELECT 'work_many_' || g, ${environmentId}, 'sesn_many_' || g, 'mcp_exec', 'claim',
-                 now() - (${total} - g) * interval '1 microsecond'
-            FROM generate_series(1, ${total}) g`,
-    );
+    await seedClaimBacklog(t.db, total, 'mcp_exec');
     const claimed = new Map<string, number>();
     let completed = 0;
     let lost = 0;

@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { rows } from '../../src/db/handle.js';
 import { claim, complete, enqueue, LeaseLostError, poll } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
-import { backdateLease, createSession, readWork, setupSession } from '../helpers/factories.js';
+import {
+  backdateLease,
+  createSession,
+  readWork,
+  seedClaimBacklog,
+  setupSession,
+} from '../helpers/factories.js';
 
 const MINUTE = 60_000;
 
@@ -134,17 +140,7 @@ describe('claim under contention on real PostgreSQL connections', () => {
 
   it('16 claimers complete 5,000 items exactly once: none lost, none twice', async () => {
     const total = 5_000;
-    const { environmentId } = await setupSession(t.db, 'cloud');
-    await t.db.execute(
-      sql`INSERT INTO sessions (id, environment_id)
-          SELECT 'sesn_bulk_' || g, ${environmentId} FROM generate_series(1, ${total}) g`,
-    );
-    await t.db.execute(
-      sql`INSERT INTO work_items (id, environment_id, session_id, kind, lane, created_at)
-          SELECT 'work_bulk_' || g, ${environmentId}, 'sesn_bulk_' || g, 'web_exec', 'claim',
-                 now() - (${total} - g) * interval '1 microsecond'
-            FROM generate_series(1, ${total}) g`,
-    );
+    await seedClaimBacklog(t.db, total, 'web_exec');
     const claimed = new Map<string, number>();
     const completed = new Map<string, number>();
     const bump = (m: Map<string, number>, id: string) => m.set(id, (m.get(id) ?? 0) + 1);

@@ -1,25 +1,18 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { rows } from '../../src/db/handle.js';
-import { claim, completeAndClaim, enqueue } from '../../src/queue/index.js';
+import { claim, completeAndClaim } from '../../src/queue/index.js';
 import type { Item } from '../../src/queue/types.js';
 import { useTestDb } from '../helpers/db.js';
-import { backdateLease, createSession, readWork, setupSession } from '../helpers/factories.js';
+import { backdateLease, enqueueClaimItems, readWork, seedClaimBacklog } from '../helpers/factories.js';
 
 const MINUTE = 60_000;
 
 describe.each(['pg', 'pglite'] as const)('completeAndClaim (%s)', (driver) => {
   const t = useTestDb(driver);
 
-  async function queued(n: number, kind: 'model_turn' | 'web_exec' = 'model_turn'): Promise<string[]> {
-    const { environmentId } = await setupSession(t.db, 'cloud');
-    const ids: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const sessionId = await createSession(t.db, environmentId);
-      ids.push((await enqueue(t.db, { environmentId, sessionId, kind })).work.id);
-    }
-    return ids;
-  }
+  const queued = (n: number, kind: 'model_turn' | 'web_exec' = 'model_turn') =>
+    enqueueClaimItems(t.db, n, kind);
 
   it('completes the held item and leases the next oldest of the kind', async () => {
     const ids = await queued(3);
@@ -82,17 +75,7 @@ describe('completeAndClaim under contention on real PostgreSQL connections', () 
 
   it('8 worker loops drain 3,000 items: every item handed out once and completed once', async () => {
     const total = 3_000;
-    const { environmentId } = await setupSession(t.db, 'cloud');
-    await t.db.execute(
-      sql`INSERT INTO sessions (id, environment_id)
-          SELECT 'sesn_loop_' || g, ${environmentId} FROM generate_series(1, ${total}) g`,
-    );
-    await t.db.execute(
-      sql`INSERT INTO work_items (id, environment_id, session_id, kind, lane, created_at)
-          SELECT 'work_loop_' || g, ${environmentId}, 'sesn_loop_' || g, 'web_exec', 'claim',
-                 now() - (${total} - g) * interval '1 microsecond'
-            FROM generate_series(1, ${total}) g`,
-    );
+    await seedClaimBacklog(t.db, total, 'web_exec');
     const handedOut = new Map<string, number>();
     let completed = 0;
     let lost = 0;
