@@ -24,7 +24,7 @@ export async function principal(c: Context<AppEnv>): Promise<Principal> {
 
 function presentedSecret(c: Context<AppEnv>): string | null {
   const apiKeys = c.req.raw.headers.get('x-api-key');
-  if (apiKeys !== null && apiKeys.includes(',')) throw unauthorized('multiple x-api-key headers');
+  if (apiKeys?.includes(',')) throw unauthorized('multiple x-api-key headers');
   const authorization = c.req.header('authorization');
   if (authorization !== undefined && authorization !== '') {
     const m = BEARER.exec(authorization);
