@@ -16,12 +16,11 @@ import { WakeHub } from '../src/api/wake.js';
 import { ensureConfiguredAdminKey, hasAdminKey, issueApiKey } from '../src/auth/credentials.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
 import { connectPg, listenPg, migratePg } from '../src/db/drivers/node-pg.js';
-import { migratePglite, openPglite } from '../src/db/drivers/pglite.js';
 import type { Database } from '../src/db/handle.js';
 import { connectJournal } from '../src/journal/connect.js';
 import { ensureJournalStream } from '../src/journal/stream.js';
 import { runOnce, WORK_CHANNEL } from '../src/queue/index.js';
-import { startTelemetry } from './telemetry.js';
+import type { Telemetry } from './telemetry.js';
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../drizzle');
 /** How often housekeeping runs; each run is bounded and safe to overlap with another replica's. */
@@ -73,6 +72,8 @@ async function openStorage(config: Config, hub: WakeHub): Promise<Storage> {
   }
   const dataDir = path.resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
+  // Loaded only when used: the embedded database alone is ~50 MB of a server's memory.
+  const { migratePglite, openPglite } = await import('../src/db/drivers/pglite.js');
   const lite = await openPglite(dataDir);
   await migratePglite(lite.db, MIGRATIONS);
   const unlisten = await lite.client.listen(WORK_CHANNEL, notify);
@@ -130,7 +131,10 @@ async function main(): Promise<void> {
   const storage = await openStorage(config, hub);
   await ensureAdmin(storage.db, config);
   const journal = await openJournal(config);
-  const telemetry = startTelemetry(config, storage.db, log);
+  // The OpenTelemetry SDK (~40 MB resident) is loaded only when there is somewhere to export.
+  const telemetry: Telemetry = config.otlpEndpoint
+    ? (await import('./telemetry.js')).startTelemetry(config, storage.db, log)
+    : { shutdown: async () => {} };
 
   const deps: ApiDeps = { db: storage.db, wake: hub, log, journal: journal ?? undefined };
   const app = createApp(deps);
