@@ -5,14 +5,10 @@
  * statements per item), graphile-worker as shipped and pg-boss fetching one job at a time. Every subject starts from a freshly seeded, vacuumed
  * backlog and is timed over the same number of items.
  */
-import pg from 'pg';
-import { connectPg } from '../../src/db/drivers/node-pg.js';
-import { type GraphileAnchor, graphileAnchor } from '../anchors/graphile.js';
 import { claimCompleteScript, pgbench } from '../anchors/pgbench.js';
-import { type PgBossAnchor, pgBossAnchor } from '../anchors/pgboss.js';
-import { resetLeasehold, seedClaimBacklog } from '../lib/db.js';
+import { type DrainSubjects, openDrainSubjects } from '../lib/drain-subjects.js';
 import type { BenchContext, Scenario } from '../lib/harness.js';
-import { drainLeasehold, warm } from '../lib/leasehold-drain.js';
+import { drainLeasehold } from '../lib/leasehold-drain.js';
 
 const TTL_MS = 60_000;
 
@@ -21,53 +17,39 @@ export function scenarios(ctx: BenchContext): Scenario[] {
   return [1, 8, 32].map((concurrency) => {
     // Enough items to time well, never more than half the backlog (it stays a backlog).
     const count = ctx.smoke ? 300 : concurrency === 1 ? 2_000 : 4_000;
-    let admin: pg.Pool;
-    let conn: ReturnType<typeof connectPg>;
-    let graphile: GraphileAnchor;
-    let boss: PgBossAnchor;
+    let s: DrainSubjects;
     let script: string;
-    const seed = async () => {
-      await resetLeasehold(admin);
-      await seedClaimBacklog(admin, backlog);
-    };
     return {
       name: `claim_c${concurrency}`,
       description: `claim+complete of ${count.toLocaleString('en-US')} items from a ${backlog.toLocaleString('en-US')} backlog, concurrency ${concurrency}`,
       async setup() {
-        admin = new pg.Pool({ connectionString: ctx.databaseUrl, max: 2 });
-        conn = connectPg(ctx.databaseUrl, { max: concurrency });
-        await warm(conn.pool, concurrency);
+        s = await openDrainSubjects(ctx.databaseUrl, concurrency);
         script = await claimCompleteScript('model_turn', TTL_MS);
-        graphile = await graphileAnchor(ctx.databaseUrl);
-        boss = await pgBossAnchor(ctx.databaseUrl);
       },
       async teardown() {
-        await boss?.close();
-        await graphile?.close();
-        await conn?.close();
-        await admin?.end();
+        await s?.close();
       },
       subjects: {
         leasehold: async () => {
-          await seed();
-          return { items_per_s: await drainLeasehold(conn.db, { concurrency, count }) };
+          await s.seed(backlog);
+          return { items_per_s: await drainLeasehold(s.conn.db, { concurrency, count }) };
         },
         leasehold_loop: async () => {
-          await seed();
-          return { items_per_s: await drainLeasehold(conn.db, { concurrency, count, loop: true }) };
+          await s.seed(backlog);
+          return { items_per_s: await drainLeasehold(s.conn.db, { concurrency, count, loop: true }) };
         },
         pgbench: async () => {
-          await seed();
+          await s.seed(backlog);
           const per = Math.floor(count / concurrency);
           return { items_per_s: (await pgbench(ctx.databaseUrl, script, concurrency, per)).tps };
         },
         graphile: async () => {
-          await graphile.seed(backlog);
-          return { items_per_s: await graphile.drain({ concurrency, count, tuning: 'default' }) };
+          await s.graphile.seed(backlog);
+          return { items_per_s: await s.graphile.drain({ concurrency, count, tuning: 'default' }) };
         },
         pgboss: async () => {
-          await boss.seed(backlog);
-          return { items_per_s: await boss.drain({ concurrency, count, batchSize: 1 }) };
+          await s.boss.seed(backlog);
+          return { items_per_s: await s.boss.drain({ concurrency, count, batchSize: 1 }) };
         },
       },
       ratios: [

@@ -2,16 +2,11 @@
  * Batch claim+complete draining a 10k backlog at concurrency 8: Leasehold's `claimMany`
  * (100 items per statement, each under its own lease) with `completeMany`, against
  * graphile-worker tuned for throughput (a local queue of 500; and that plus completions
- * batched within a tick, its best) and pg-boss
- * fetching and completing 50 at a time.
+ * batched within a tick, its best) and pg-boss fetching and completing 50 at a time.
  */
-import pg from 'pg';
-import { connectPg } from '../../src/db/drivers/node-pg.js';
-import { type GraphileAnchor, graphileAnchor } from '../anchors/graphile.js';
-import { type PgBossAnchor, pgBossAnchor } from '../anchors/pgboss.js';
-import { resetLeasehold, seedClaimBacklog } from '../lib/db.js';
+import { type DrainSubjects, openDrainSubjects } from '../lib/drain-subjects.js';
 import type { BenchContext, Scenario } from '../lib/harness.js';
-import { drainLeasehold, warm } from '../lib/leasehold-drain.js';
+import { drainLeasehold } from '../lib/leasehold-drain.js';
 
 const CONCURRENCY = 8;
 const BATCH = 100;
@@ -19,45 +14,34 @@ const BATCH = 100;
 export function scenarios(ctx: BenchContext): Scenario[] {
   const backlog = ctx.smoke ? 2_000 : 10_000;
   const count = ctx.smoke ? 1_000 : 8_000;
-  let admin: pg.Pool;
-  let conn: ReturnType<typeof connectPg>;
-  let graphile: GraphileAnchor;
-  let boss: PgBossAnchor;
+  let s: DrainSubjects;
   return [
     {
       name: 'batch_c8',
       description: `batch claim+complete of ${count.toLocaleString('en-US')} items from a ${backlog.toLocaleString('en-US')} backlog, concurrency ${CONCURRENCY}; Leasehold batches of ${BATCH}, graphile-worker local queue 500 (and, separately, with completions batched too), pg-boss batches of 50`,
       async setup() {
-        admin = new pg.Pool({ connectionString: ctx.databaseUrl, max: 2 });
-        conn = connectPg(ctx.databaseUrl, { max: CONCURRENCY });
-        await warm(conn.pool, CONCURRENCY);
-        graphile = await graphileAnchor(ctx.databaseUrl);
-        boss = await pgBossAnchor(ctx.databaseUrl);
+        s = await openDrainSubjects(ctx.databaseUrl, CONCURRENCY);
       },
       async teardown() {
-        await boss?.close();
-        await graphile?.close();
-        await conn?.close();
-        await admin?.end();
+        await s?.close();
       },
       subjects: {
         leasehold: async () => {
-          await resetLeasehold(admin);
-          await seedClaimBacklog(admin, backlog);
+          await s.seed(backlog);
           return {
-            items_per_s: await drainLeasehold(conn.db, { concurrency: CONCURRENCY, count, batch: BATCH }),
+            items_per_s: await drainLeasehold(s.conn.db, { concurrency: CONCURRENCY, count, batch: BATCH }),
           };
         },
         graphile_tuned: async () => {
-          await graphile.seed(backlog);
+          await s.graphile.seed(backlog);
           return {
-            items_per_s: await graphile.drain({ concurrency: CONCURRENCY, count, tuning: 'local_queue' }),
+            items_per_s: await s.graphile.drain({ concurrency: CONCURRENCY, count, tuning: 'local_queue' }),
           };
         },
         graphile_tuned_batched: async () => {
-          await graphile.seed(backlog);
+          await s.graphile.seed(backlog);
           return {
-            items_per_s: await graphile.drain({
+            items_per_s: await s.graphile.drain({
               concurrency: CONCURRENCY,
               count,
               tuning: 'local_queue_batched',
@@ -65,8 +49,8 @@ export function scenarios(ctx: BenchContext): Scenario[] {
           };
         },
         pgboss_batch50: async () => {
-          await boss.seed(backlog);
-          return { items_per_s: await boss.drain({ concurrency: CONCURRENCY, count, batchSize: 50 }) };
+          await s.boss.seed(backlog);
+          return { items_per_s: await s.boss.drain({ concurrency: CONCURRENCY, count, batchSize: 50 }) };
         },
       },
       ratios: [

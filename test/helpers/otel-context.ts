@@ -3,7 +3,14 @@
  * SDK would: without one, `context.with` is a no-op and no span is ever active.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type Context, type ContextManager, context, ROOT_CONTEXT } from '@opentelemetry/api';
+import {
+  type Context,
+  type ContextManager,
+  context,
+  ROOT_CONTEXT,
+  TraceFlags,
+  trace,
+} from '@opentelemetry/api';
 
 class AlsContextManager implements ContextManager {
   private readonly storage = new AsyncLocalStorage<Context>();
@@ -37,4 +44,17 @@ export function registerContextManager(): void {
   if (registered) return;
   context.setGlobalContextManager(new AlsContextManager().enable());
   registered = true;
+}
+
+/** A sampled local span context, for tests that enqueue "under a span". */
+export const TEST_SPAN = {
+  traceId: '0af7651916cd43dd8448eb211c80319c',
+  spanId: 'b7ad6b7169203331',
+  traceFlags: TraceFlags.SAMPLED,
+  isRemote: false,
+};
+
+/** Runs `fn` with `TEST_SPAN` active (needs `registerContextManager()`). */
+export function underSpan<T>(fn: () => Promise<T>): Promise<T> {
+  return context.with(trace.setSpanContext(context.active(), TEST_SPAN), fn);
 }

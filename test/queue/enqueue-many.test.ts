@@ -1,4 +1,3 @@
-import { context, TraceFlags, trace } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -16,17 +15,11 @@ import {
 } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { countWork, createSession, readWork, setupSession } from '../helpers/factories.js';
-import { registerContextManager } from '../helpers/otel-context.js';
+import { registerContextManager, TEST_SPAN, underSpan } from '../helpers/otel-context.js';
 
 registerContextManager();
 
-const SPAN = {
-  traceId: '0af7651916cd43dd8448eb211c80319c',
-  spanId: 'b7ad6b7169203331',
-  traceFlags: TraceFlags.SAMPLED,
-  isRemote: false,
-};
-const underSpan = <T>(fn: () => Promise<T>) => context.with(trace.setSpanContext(context.active(), SPAN), fn);
+const SPAN = TEST_SPAN;
 
 /** A handle that fails the test if anything reaches the database. */
 const untouchable: SqlHandle = {

@@ -1,4 +1,3 @@
-import { context, TraceFlags, trace } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -6,17 +5,11 @@ import { rows } from '../../src/db/handle.js';
 import { claim, complete, enqueue, UnknownSessionError, WORK_CHANNEL } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { countWork, createSession, readWork, setupSession } from '../helpers/factories.js';
-import { registerContextManager } from '../helpers/otel-context.js';
+import { registerContextManager, TEST_SPAN, underSpan } from '../helpers/otel-context.js';
 
 registerContextManager();
 
-const SPAN = {
-  traceId: '0af7651916cd43dd8448eb211c80319c',
-  spanId: 'b7ad6b7169203331',
-  traceFlags: TraceFlags.SAMPLED,
-  isRemote: false,
-};
-const underSpan = <T>(fn: () => Promise<T>) => context.with(trace.setSpanContext(context.active(), SPAN), fn);
+const SPAN = TEST_SPAN;
 
 describe.each(['pg', 'pglite'] as const)('enqueue (%s)', (driver) => {
   const t = useTestDb(driver);
