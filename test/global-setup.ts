@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { connectPg, migratePg } from '../src/db/drivers/node-pg.js';
 import { migratePglite, openPglite } from '../src/db/drivers/pglite.js';
-import { startNatsServer } from './helpers/nats.js';
+import { startNatsServer } from './helpers/nats-server.js';
 import { adminQuery, databaseUrl } from './helpers/postgres.js';
 import { startWsProxy } from './helpers/ws-proxy.js';
 

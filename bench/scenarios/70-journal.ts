@@ -19,9 +19,9 @@ import { connectJournal } from '../../src/journal/connect.js';
 import { Journal } from '../../src/journal/journal.js';
 import { ensureJournalStream } from '../../src/journal/stream.js';
 import { JOURNAL_STREAM, type Json, journalSubject, type Task } from '../../src/journal/types.js';
+import { type NatsServer, startNatsServer } from '../../test/helpers/nats-server.js';
 import { RawFencedAppender, type RawTask } from '../anchors/journal-raw.js';
 import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
-import { type BenchNatsServer, startNatsServer } from '../lib/nats-server.js';
 
 const STEP = 'agent';
 const CONCURRENT_STEPS = 8;
@@ -119,7 +119,7 @@ async function rawAppends(js: JetStreamClient, steps: number, count: number): Pr
 
 /** One private server, one websocket connection per subject. */
 class JournalBench {
-  server: BenchNatsServer | null = null;
+  server: NatsServer | null = null;
   connections: NatsConnection[] = [];
   leasehold!: JetStreamClient;
   raw!: JetStreamClient;
