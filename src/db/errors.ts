@@ -8,10 +8,19 @@ export const PG_UNIQUE_VIOLATION = '23505';
 
 /** The SQLSTATE of a database error, looking through Drizzle's wrapping; undefined if none. */
 export function pgCode(err: unknown): string | undefined {
+  return field(err, 'code', (v) => /^[0-9A-Z]{5}$/.test(v));
+}
+
+/** The server's DETAIL of a database error (e.g. the key a constraint refused); undefined if none. */
+export function pgDetail(err: unknown): string | undefined {
+  return field(err, 'detail', () => true);
+}
+
+function field(err: unknown, name: 'code' | 'detail', valid: (value: string) => boolean): string | undefined {
   let e: unknown = err;
   for (let depth = 0; depth < 4 && e !== null && typeof e === 'object'; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    const value = (e as Record<string, unknown>)[name];
+    if (typeof value === 'string' && valid(value)) return value;
     e = (e as { cause?: unknown }).cause;
   }
   return undefined;

@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
-import { PG_FOREIGN_KEY_VIOLATION, pgCode } from '../db/errors.js';
+import { PG_FOREIGN_KEY_VIOLATION, pgCode, pgDetail } from '../db/errors.js';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { newId } from '../ids.js';
 import { captureTraceContext } from '../telemetry/trace-context.js';
 import { withSpan } from '../telemetry/tracing.js';
-import { type EnqueueInput, type EnqueueResult, WORK_CHANNEL } from './enqueue.js';
+import { type EnqueueInput, type EnqueueResult, NOTIFY_WORK, validMetadata } from './enqueue.js';
 import { UnknownSessionError } from './errors.js';
 import { LIVE_STATES, WORK_COLUMNS } from './sql.js';
 import type { TraceContext, Work } from './types.js';
@@ -171,7 +171,7 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
       )
       SELECT i.slot, b.slot IS NOT NULL AS bound, coalesce(w.created, false) AS created, ${WORK_COLUMNS},
              CASE WHEN w.created AND w.lane = 'poll'
-                  THEN pg_notify(${WORK_CHANNEL}, json_build_object('environment_id', w.environment_id)::text)::text
+                  THEN ${NOTIFY_WORK}
              END AS notified
         FROM input i
         LEFT JOIN bound b ON b.slot = i.slot
@@ -181,7 +181,7 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
   } catch (err) {
     // Only a session removed between the check and the insert gets here.
     if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
-      const detail = errorDetail(err);
+      const detail = pgDetail(err) ?? '';
       const slot = slots.find((s) => detail.includes(`(${s.session_id}, ${s.environment_id})`)) ?? slots[0]!;
       throw new UnknownSessionError(slot.session_id, slot.environment_id, { cause: err });
     }
@@ -189,25 +189,7 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
   }
 }
 
-/** The server's DETAIL (it names the missing key), looking through Drizzle's wrapping. */
-function errorDetail(err: unknown): string {
-  for (let e = err, depth = 0; depth < 4 && e !== null && typeof e === 'object'; depth++) {
-    const detail = (e as { detail?: unknown }).detail;
-    if (typeof detail === 'string') return detail;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return '';
-}
-
 function toWork(row: SlotRow): Work {
   const { slot: _slot, bound: _bound, created: _created, notified: _notified, id, ...work } = row;
   return { id: id!, ...work };
-}
-
-function validMetadata(metadata: Record<string, string> | undefined): Record<string, string> {
-  if (metadata === undefined) return {};
-  for (const [key, value] of Object.entries(metadata)) {
-    if (typeof value !== 'string') throw new TypeError(`metadata ${JSON.stringify(key)} must be a string`);
-  }
-  return metadata;
 }

@@ -11,6 +11,9 @@ import type { TraceContext, Work, WorkKind } from './types.js';
 /** The channel a poll-lane enqueue notifies, payload `{"environment_id": …}`. */
 export const WORK_CHANNEL = 'leasehold_work';
 
+/** Wakes the long polls of the environment of `w` (delivered when the transaction commits). */
+export const NOTIFY_WORK = sql`pg_notify(${WORK_CHANNEL}, json_build_object('environment_id', w.environment_id)::text)::text`;
+
 export interface EnqueueInput {
   environmentId: string;
   sessionId: string;
@@ -113,7 +116,7 @@ async function insertOrFindLive(
       )
       SELECT true AS created, ${WORK_COLUMNS},
              CASE WHEN w.lane = 'poll'
-                  THEN pg_notify(${WORK_CHANNEL}, json_build_object('environment_id', w.environment_id)::text)::text
+                  THEN ${NOTIFY_WORK}
              END AS notified
         FROM ins w
       UNION ALL
@@ -166,7 +169,8 @@ function stripCreated(row: CreatedRow & { notified?: unknown }): Work {
   return work;
 }
 
-function validMetadata(metadata: Record<string, string> | undefined): Record<string, string> {
+/** The item's metadata: string values only (`{}` when absent). */
+export function validMetadata(metadata: Record<string, string> | undefined): Record<string, string> {
   if (metadata === undefined) return {};
   for (const [key, value] of Object.entries(metadata)) {
     if (typeof value !== 'string') throw new TypeError(`metadata ${JSON.stringify(key)} must be a string`);

@@ -1,5 +1,4 @@
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { rows, type SqlHandle } from '../../src/db/handle.js';
 import {
@@ -10,11 +9,11 @@ import {
   enqueue,
   enqueueMany,
   UnknownSessionError,
-  WORK_CHANNEL,
   type WorkKind,
 } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { countWork, createSession, readWork, setupSession } from '../helpers/factories.js';
+import { listenToWork } from '../helpers/listen.js';
 import { registerContextManager, TEST_SPAN, underSpan } from '../helpers/otel-context.js';
 
 registerContextManager();
@@ -243,11 +242,7 @@ describe('enqueueMany on real PostgreSQL connections', () => {
   });
 
   it('wakes pollers at commit, once per environment, only for newly created poll-lane items', async () => {
-    const listener = new pg.Client({ connectionString: t.url! });
-    await listener.connect();
-    const received: string[] = [];
-    listener.on('notification', (n) => received.push(n.payload ?? ''));
-    await listener.query(`LISTEN ${WORK_CHANNEL}`);
+    const { client: listener, received } = await listenToWork(t.url!);
     try {
       const a = await setupSession(t.db, 'self_hosted');
       const a2 = await createSession(t.db, a.environmentId);

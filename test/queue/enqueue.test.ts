@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { rows } from '../../src/db/handle.js';
-import { claim, complete, enqueue, UnknownSessionError, WORK_CHANNEL } from '../../src/queue/index.js';
+import { claim, complete, enqueue, UnknownSessionError } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { countWork, createSession, readWork, setupSession } from '../helpers/factories.js';
+import { listenToWork } from '../helpers/listen.js';
 import { registerContextManager, TEST_SPAN, underSpan } from '../helpers/otel-context.js';
 
 registerContextManager();
@@ -190,11 +190,7 @@ describe('enqueue on real PostgreSQL connections', () => {
   });
 
   it('wakes pollers only when the enqueuing transaction commits, and only for the poll lane', async () => {
-    const listener = new pg.Client({ connectionString: t.url! });
-    await listener.connect();
-    const received: string[] = [];
-    listener.on('notification', (n) => received.push(n.payload ?? ''));
-    await listener.query(`LISTEN ${WORK_CHANNEL}`);
+    const { client: listener, received } = await listenToWork(t.url!);
     try {
       const selfHosted = await setupSession(t.db, 'self_hosted');
       const cloud = await setupSession(t.db, 'cloud');
