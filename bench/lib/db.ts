@@ -1,11 +1,15 @@
 /**
  * The bench database: a fresh `leasehold_bench` on the local PostgreSQL, migrated for
  * Leasehold; the anchors install their own schemas beside it. Seeding is plain SQL
- * (generate_series), so building a 100k backlog costs seconds, not a minute of enqueues.
+ * (generate_series, through the tests' factory), so a 100k backlog costs seconds, not a
+ * minute of enqueues.
  */
 import path from 'node:path';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { connectPg, migratePg } from '../../src/db/drivers/node-pg.js';
+import type { WorkKind } from '../../src/queue/types.js';
+import { seedClaimBacklog as seedItems } from '../../test/helpers/factories.js';
 
 const MIGRATIONS = path.resolve(import.meta.dirname, '../../drizzle');
 /** The database the bench owns (dropped and recreated each run); BENCH_DATABASE overrides it. */
@@ -56,33 +60,17 @@ export async function resetLeasehold(client: pg.Pool | pg.Client): Promise<void>
 }
 
 /**
- * Seeds `n` queued claim-lane items of `kind` (one session each, oldest first) in a fresh
- * cloud environment, then VACUUM ANALYZE so every subject starts from settled statistics.
- * Returns the environment id.
+ * Seeds `n` queued claim-lane items of `kind` (one session each, oldest first, the tests'
+ * own factory) in a fresh cloud environment, then VACUUM ANALYZE so every subject starts
+ * from settled statistics. Returns the environment id.
  */
 export async function seedClaimBacklog(
-  client: pg.Pool | pg.Client,
+  pool: pg.Pool,
   n: number,
-  kind = 'model_turn',
+  kind: WorkKind = 'model_turn',
 ): Promise<string> {
-  const environmentId = `env_bench${Date.now().toString(36)}`;
-  await client.query(
-    `INSERT INTO environments (id, kind, name, config) VALUES ($1, 'cloud', 'bench', '{"type":"cloud"}')`,
-    [environmentId],
-  );
-  await client.query(
-    `INSERT INTO sessions (id, environment_id)
-     SELECT $1 || '_s' || g, $1 FROM generate_series(1, $2::int) g`,
-    [environmentId, n],
-  );
-  await client.query(
-    `INSERT INTO work_items (id, environment_id, session_id, kind, lane, created_at, updated_at)
-     SELECT 'work_' || $1 || '_' || g, $1, $1 || '_s' || g, $3, 'claim',
-            now() - make_interval(secs => ($2::int - g) / 1e6), now()
-       FROM generate_series(1, $2::int) g`,
-    [environmentId, n, kind],
-  );
-  await client.query('VACUUM ANALYZE work_items');
-  await client.query('VACUUM ANALYZE sessions');
+  const environmentId = await seedItems(drizzle({ client: pool }), n, kind);
+  await pool.query('VACUUM ANALYZE work_items');
+  await pool.query('VACUUM ANALYZE sessions');
   return environmentId;
 }
