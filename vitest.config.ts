@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['./test/global-setup.ts'],
+    // The fault suite's summary table (test, load, faults injected, result) follows the usual report.
+    reporters: ['default', './test/faults/summary-reporter.ts'],
     // Each file gets its own database (and nats-server), so files may run side by side.
     fileParallelism: true,
     maxWorkers: 3,
@@ -13,9 +15,22 @@ export default defineConfig({
         test: {
           name: 'node',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/worker/**'],
+          exclude: ['test/worker/**', 'test/faults/**'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        // Faults, loads and isolation (spec: reliability): run after the other projects and one
+        // file at a time, so their timing criteria are not judged on a machine busy with others.
+        extends: true,
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
         },
       },
       {
