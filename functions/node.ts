@@ -51,6 +51,8 @@ async function openStorage(config: Config, hub: WakeHub): Promise<Storage> {
   if (config.databaseUrl) {
     const conn = connectPg(config.databaseUrl, {
       prepare: config.preparedStatements,
+      max: config.dbPoolSize,
+      acquireTimeoutMs: config.dbAcquireTimeoutMs,
       onError: (err) => log.warn('idle connection error', { error: err.message }),
     });
     await migratePg(conn.db, MIGRATIONS, config.databaseUrl);

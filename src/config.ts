@@ -42,6 +42,13 @@ export interface Config {
    * (PgBouncer before 1.21, or `max_prepared_statements = 0`).
    */
   preparedStatements: boolean;
+  /** Node with DATABASE_URL: the connection pool's size (default 10). */
+  dbPoolSize: number;
+  /**
+   * Node with DATABASE_URL: how long a request waits for a pooled connection before it is
+   * answered 503 with `retry-after` (default 3,000 ms).
+   */
+  dbAcquireTimeoutMs: number;
 }
 
 /** Node's default port: the same as `wrangler dev`, so local clients need no change between the two. */
@@ -83,6 +90,14 @@ export function parseConfig(raw: Record<string, unknown>): Config {
     neonWsProxy: text('LEASEHOLD_NEON_WS_PROXY'),
     otlpEndpoint,
     preparedStatements: onOff('LEASEHOLD_PREPARED_STATEMENTS', text('LEASEHOLD_PREPARED_STATEMENTS')),
+    dbPoolSize: integerIn('LEASEHOLD_DB_POOL_SIZE', text('LEASEHOLD_DB_POOL_SIZE'), 10, 1, 1_000),
+    dbAcquireTimeoutMs: integerIn(
+      'LEASEHOLD_DB_ACQUIRE_TIMEOUT_MS',
+      text('LEASEHOLD_DB_ACQUIRE_TIMEOUT_MS'),
+      3_000,
+      100,
+      60_000,
+    ),
   };
 }
 
@@ -101,12 +116,14 @@ function isHttpUrl(value: string): boolean {
 }
 
 function replicas(value: string | null): number {
-  if (value === null) return 1;
+  return integerIn('LEASEHOLD_JOURNAL_REPLICAS', value, 1, 1, 5);
+}
+
+function integerIn(name: string, value: string | null, fallback: number, min: number, max: number): number {
+  if (value === null) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 5) {
-    throw new ConfigError(
-      `LEASEHOLD_JOURNAL_REPLICAS must be an integer from 1 to 5, not ${JSON.stringify(value)}`,
-    );
+  if (!/^\d+$/.test(value) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, not ${JSON.stringify(value)}`);
   }
   return n;
 }

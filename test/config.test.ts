@@ -9,7 +9,23 @@ describe('parseConfig', () => {
       host: '127.0.0.1',
       journalReplicas: 1,
       preparedStatements: true,
+      dbPoolSize: 10,
+      dbAcquireTimeoutMs: 3_000,
     });
+  });
+
+  it('the pool size and acquire timeout take integers within their ranges and refuse the rest by name', () => {
+    const config = parseConfig({ LEASEHOLD_DB_POOL_SIZE: '2', LEASEHOLD_DB_ACQUIRE_TIMEOUT_MS: '250' });
+    expect(config).toMatchObject({ dbPoolSize: 2, dbAcquireTimeoutMs: 250 });
+    for (const bad of ['0', '-1', '1.5', 'ten', '1001']) {
+      expect(() => parseConfig({ LEASEHOLD_DB_POOL_SIZE: bad })).toThrow(/LEASEHOLD_DB_POOL_SIZE/);
+    }
+    for (const bad of ['99', '60001', '1e3']) {
+      expect(() => parseConfig({ LEASEHOLD_DB_ACQUIRE_TIMEOUT_MS: bad })).toThrow(
+        /LEASEHOLD_DB_ACQUIRE_TIMEOUT_MS/,
+      );
+    }
+    expect(() => parseConfig({ LEASEHOLD_JOURNAL_REPLICAS: '6' })).toThrow(/LEASEHOLD_JOURNAL_REPLICAS/);
   });
 
   it('LEASEHOLD_PREPARED_STATEMENTS takes on or off and refuses anything else by name', () => {

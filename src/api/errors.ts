@@ -1,9 +1,11 @@
 /**
  * The wire's error envelope and the one place where failures become HTTP statuses:
  * `{"type":"error","request_id":"req_…","error":{"type":…,"message":…,"details"?:…}}`.
- * Queue outcomes map to 404/409/412 and a missing journal stream to 503; anything unknown is
+ * Queue outcomes map to 404/409/412, a missing journal stream and an unreachable database to
+ * 503; anything unknown is
  * logged with the request id and answered with a generic 500 that reveals nothing.
  */
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { NotProvisionedError } from '../journal/errors.js';
 import {
   HeartbeatMismatchError,
@@ -20,6 +22,8 @@ export type ErrorType =
   | 'not_found_error'
   | 'request_too_large'
   | 'lease_lost_error'
+  | 'rate_limit_error'
+  | 'overloaded_error'
   | 'api_error';
 
 export class ApiError extends Error {
@@ -40,6 +44,18 @@ export const forbidden = (message: string) => new ApiError(403, 'permission_erro
 export const notFound = (message: string) => new ApiError(404, 'not_found_error', message);
 /** A dependency the server lacks (not configured, or not provisioned): the operator's to fix. */
 export const serviceUnavailable = (message: string) => new ApiError(503, 'api_error', message);
+/**
+ * Over a documented cap (concurrent long polls, request rate): 429 with `retry-after` in
+ * seconds, which the SDK honours before it retries.
+ */
+export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
+  new ApiError(429, 'rate_limit_error', message, { headers: { 'retry-after': String(retryAfterSeconds) } });
+/**
+ * A dependency that is there but not answering right now (the database restarting, the pool
+ * exhausted): 503 with `retry-after`, so clients back off and retry instead of hanging.
+ */
+export const temporarilyUnavailable = (message: string, retryAfterSeconds = 1) =>
+  new ApiError(503, 'overloaded_error', message, { headers: { 'retry-after': String(retryAfterSeconds) } });
 /** A semantic conflict: retrying cannot help, so the SDK is told not to (it retries 409s by default). */
 export const conflict = (message: string, type: ErrorType = 'invalid_request_error') =>
   new ApiError(409, type, message, { headers: { 'x-should-retry': 'false' } });
@@ -54,6 +70,9 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof UnknownSessionError) return badRequest(err.message);
   if (err instanceof HeartbeatMismatchError) return preconditionFailed(err, 0);
   if (err instanceof NotProvisionedError) return serviceUnavailable('journal stream not provisioned');
+  // The database restarting, unreachable or out of pooled connections: nothing was decided,
+  // so the client is told to retry (the SDK retries a 503 after `retry-after`).
+  if (isDatabaseUnavailable(err)) return temporarilyUnavailable('the database is unavailable; retry shortly');
   return null;
 }
 

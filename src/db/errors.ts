@@ -25,3 +25,43 @@ function field(err: unknown, name: 'code' | 'detail', valid: (value: string) => 
   }
   return undefined;
 }
+
+/**
+ * SQLSTATEs that say the database is away or refusing work for now, not that the request
+ * was wrong: connection exceptions (class 08), too many connections, and a server shutting
+ * down, starting up or crashed (57P01–57P03).
+ */
+const UNAVAILABLE_STATES = /^(08...|53300|57P01|57P02|57P03)$/;
+/** Socket errors of a connection that failed or broke. */
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+/**
+ * What `pg` (and the Neon driver, which shares its client) says without a code when a pooled
+ * connection could not be had in time, or broke under a query.
+ */
+const UNAVAILABLE_MESSAGES =
+  /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|Query read timeout)/;
+
+/**
+ * True when a failure means "the database cannot be reached right now" — worth a 503 and a
+ * retry — rather than a bug or a refused statement. Looks through Drizzle's wrapping.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e !== null && typeof e === 'object'; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (UNAVAILABLE_STATES.test(code) || UNAVAILABLE_ERRNOS.has(code)))
+      return true;
+    if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -17,6 +17,12 @@ export interface PgConnection {
 export interface PgOptions {
   /** Pool size (default 10). */
   max?: number;
+  /**
+   * How long a query waits for a pooled connection (or a new one to connect) before it fails
+   * (default 3,000 ms). Without a bound an exhausted pool or a database that swallows
+   * connection attempts would hang requests; with it they fail and the API answers 503.
+   */
+  acquireTimeoutMs?: number;
   /** Called for errors of idle pooled connections (e.g. the server restarted). */
   onError?: (err: Error) => void;
   /**
@@ -26,10 +32,16 @@ export interface PgOptions {
   prepare?: boolean;
 }
 
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 3_000;
+
 export function connectPg(url: string, options: PgOptions = {}): PgConnection {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
+    connectionTimeoutMillis: options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
+    // A peer that vanished without a FIN (host down, network cut) is found by keepalive
+    // probes instead of on the next write.
+    keepAlive: true,
     ...(options.prepare === false ? {} : { Client: PreparingClient }),
   });
   // An idle client's socket error is emitted on the pool; unhandled, it would crash the process.
