@@ -228,13 +228,16 @@ export async function pollers(db: SqlHandle, environmentId: string): Promise<str
 export async function seedClaimBacklog(db: SqlHandle, n: number, kind: WorkKind): Promise<string> {
   const environmentId = await createEnvironment(db, 'cloud');
   const tag = environmentId.slice(-8);
+  // Ids in the minted shape (16 random characters, then the row number as 8 digits), so the
+  // HTTP routes, which check an id's shape, take them too.
+  const workPrefix = newId('work').slice(0, -8);
   await db.execute(
     sql`INSERT INTO sessions (id, environment_id)
         SELECT ${`sesn_${tag}_`} || g, ${environmentId} FROM generate_series(1, ${n}) g`,
   );
   await db.execute(
     sql`INSERT INTO work_items (id, environment_id, session_id, kind, lane, created_at)
-        SELECT ${`work_${tag}_`} || g, ${environmentId}, ${`sesn_${tag}_`} || g, ${kind}, 'claim',
+        SELECT ${workPrefix} || lpad(g::text, 8, '0'), ${environmentId}, ${`sesn_${tag}_`} || g, ${kind}, 'claim',
                now() - (${n} - g) * interval '1 microsecond'
           FROM generate_series(1, ${n}) g`,
   );
