@@ -1,0 +1,24 @@
+/**
+ * Loaded into the server under test with `node --import` (through NODE_OPTIONS): every
+ * LEASEHOLD_HEAP_PROBE_MS it forces a full garbage collection and appends the heap in use,
+ * RSS and open file descriptors to LEASEHOLD_HEAP_PROBE_FILE, one JSON line each. Forcing
+ * the collection first is what makes heap growth a measure of what is retained, not of when
+ * the collector last ran. Only the server's own process reports (tsx starts it as a child).
+ */
+import { appendFileSync, readdirSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+const file = process.env.LEASEHOLD_HEAP_PROBE_FILE;
+const every = Number(process.env.LEASEHOLD_HEAP_PROBE_MS ?? 5000);
+
+if (file && process.argv.some((arg) => arg.endsWith('functions/node.ts'))) {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  setInterval(() => {
+    gc();
+    const { heapUsed, rss } = process.memoryUsage();
+    const fds = readdirSync('/proc/self/fd').length;
+    appendFileSync(file, `${JSON.stringify({ at: Date.now(), heapUsed, rss, fds })}\n`);
+  }, every).unref();
+}
