@@ -6,7 +6,7 @@
  * on Node a round trip through the thread pool costing tens of microseconds — where a
  * synchronous hash of a 50-byte string costs about two.
  */
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { toBase64Url } from '../base64.js';
 
 export type SecretKind = 'env' | 'api';
@@ -25,13 +25,16 @@ export async function hashSecret(secret: string): Promise<string> {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
+const utf8 = new TextEncoder();
+
 /**
  * Compares two digests in time that depends only on their length, so a stored hash is
- * never confirmed byte by byte through response timing.
+ * never confirmed byte by byte through response timing. `timingSafeEqual` is the runtime's
+ * own constant-time compare (a JIT may shortcut a hand-written loop); it refuses unequal
+ * lengths, and a digest's length is no secret.
  */
 export function digestsEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
+  const x = utf8.encode(a);
+  const y = utf8.encode(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }
