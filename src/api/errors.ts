@@ -1,12 +1,12 @@
 /**
  * The wire's error envelope and the one place where failures become HTTP statuses:
  * `{"type":"error","request_id":"req_…","error":{"type":…,"message":…,"details"?:…}}`.
- * Queue outcomes map to 404/409/412, a missing journal stream and an unreachable database to
- * 503; anything unknown is
+ * Queue outcomes map to 404/409/412; a missing journal stream, an unreachable database or
+ * NATS to 503; a journal record that is not JSON to 502; anything unknown is
  * logged with the request id and answered with a generic 500 that reveals nothing.
  */
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { NotProvisionedError } from '../journal/errors.js';
+import { CorruptRecordError, JournalUnavailableError, NotProvisionedError } from '../journal/errors.js';
 import {
   HeartbeatMismatchError,
   LeaseLostError,
@@ -70,6 +70,11 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof UnknownSessionError) return badRequest(err.message);
   if (err instanceof HeartbeatMismatchError) return preconditionFailed(err, 0);
   if (err instanceof NotProvisionedError) return serviceUnavailable('journal stream not provisioned');
+  // NATS dropped or not answering: the client reconnects on its own within about 2 s.
+  if (err instanceof JournalUnavailableError)
+    return temporarilyUnavailable('the journal is unavailable: NATS is not reachable right now', 2);
+  // Not the caller's fault and not ours to hide: the record that cannot be read is named.
+  if (err instanceof CorruptRecordError) return new ApiError(502, 'api_error', err.message);
   // The database restarting, unreachable or out of pooled connections: nothing was decided,
   // so the client is told to retry (the SDK retries a 503 after `retry-after`).
   if (isDatabaseUnavailable(err)) return temporarilyUnavailable('the database is unavailable; retry shortly');

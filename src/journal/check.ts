@@ -4,6 +4,9 @@
  * (definitions in invariants.ts). Invariant 3 needs a side-effect counter outside the journal,
  * so it is always reported as skipped. Read-only: it never writes to the stream.
  *
+ * A record whose body cannot be decoded is a finding about the journal, not a failure of the
+ * audit: it is reported as a violation of its step, and the rest of the step is checked without it.
+ *
  * A run that is still going may show a step in progress; that is not a violation. Check reads
  * each step once, bounded by its tail at that moment, so records written meanwhile wait for the
  * next check.
@@ -19,6 +22,7 @@ import {
   invariant6,
   iterationViews,
 } from './invariants.js';
+import { readWhileLinkUp } from './link.js';
 import { notProvisioned, read } from './read.js';
 import { assertToken, JOURNAL_STREAM, type JournalRecord } from './types.js';
 
@@ -59,12 +63,15 @@ export async function check(
   const js = jetstream(nc);
   const steps: StepReport[] = [];
   for (const stepId of await runSteps(nc, runId)) {
-    const records = await read(js, runId, stepId);
+    const corrupt: string[] = [];
+    const records = await read(js, runId, stepId, (err) =>
+      corrupt.push(`corrupt: seq ${err.seq} has a body that is not JSON`),
+    );
     steps.push({
       stepId,
-      records: records.length,
+      records: records.length + corrupt.length,
       commits: records.filter((r) => r.type === 'commit').length,
-      violations: checkRecords(records, opts.engineIterations?.[stepId]),
+      violations: [...corrupt, ...checkRecords(records, opts.engineIterations?.[stepId])],
     });
   }
   return {
@@ -94,12 +101,14 @@ export function checkRecords(records: JournalRecord[], engineIterations?: number
  * three-token subjects are journals; a filter that matches nothing omits `subjects` entirely.
  */
 async function runSteps(nc: NatsConnection, runId: string): Promise<string[]> {
-  const jsm = await jetstreamManager(nc, { checkAPI: false });
-  const info = await jsm.streams
-    .info(JOURNAL_STREAM, { subjects_filter: `journal.${runId}.>` })
-    .catch((err: unknown) => {
-      throw notProvisioned(err);
-    });
+  const info = await readWhileLinkUp(nc, `listing the steps of run ${runId}`, async () => {
+    const jsm = await jetstreamManager(nc, { checkAPI: false });
+    return jsm.streams
+      .info(JOURNAL_STREAM, { subjects_filter: `journal.${runId}.>` })
+      .catch((err: unknown) => {
+        throw notProvisioned(err);
+      });
+  });
   return Object.keys(info.state.subjects ?? {})
     .map((subject) => subject.split('.'))
     .filter((tokens) => tokens.length === 3)

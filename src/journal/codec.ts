@@ -7,6 +7,7 @@
 import type { JsMsg, StoredMsg } from '@nats-io/jetstream';
 import { headers, type MsgHdrs } from '@nats-io/nats-core';
 import { fromBase64, toBase64 } from '../base64.js';
+import { CorruptRecordError } from './errors.js';
 import { type Commit, HEADER, type JournalRecord, type Json, type RecordType, type Task } from './types.js';
 
 export function recordHeaders(type: RecordType, task: Task, index: number): MsgHdrs {
@@ -50,7 +51,11 @@ export function fromJsMsg(m: JsMsg): RawJournalMsg {
   };
 }
 
-/** Decodes a stored journal message into a record (the inverse of `recordHeaders` + `encodeBody`). */
+/**
+ * Decodes a stored journal message into a record (the inverse of `recordHeaders` + `encodeBody`).
+ * A body that is not JSON throws `CorruptRecordError`: no writer of ours stores one, so it
+ * names the record rather than passing on a parser's message.
+ */
 export function decodeMsg(msg: StoredMsg | RawJournalMsg): JournalRecord {
   const [, runId = '', stepId = ''] = msg.subject.split('.');
   const h = msg.header;
@@ -67,7 +72,14 @@ export function decodeMsg(msg: StoredMsg | RawJournalMsg): JournalRecord {
   const nonce = h?.get(HEADER.nonce);
   if (nonce) task.dispatchNonce = nonce;
   const text = new TextDecoder().decode(msg.data);
-  let data: Json | Commit = text === '' ? null : (JSON.parse(text) as Json);
+  let data: Json | Commit = null;
+  if (text !== '') {
+    try {
+      data = JSON.parse(text) as Json;
+    } catch (err) {
+      throw new CorruptRecordError(msg.subject, msg.seq, { cause: err });
+    }
+  }
   if (type === 'commit' && data && typeof data === 'object' && !Array.isArray(data)) {
     const body = data as Record<string, Json>;
     data = { ...body, state: typeof body.state === 'string' ? fromBase64(body.state) : undefined } as Commit;

@@ -2,9 +2,14 @@
  * Connecting to NATS over WebSockets (`wsconnect`), the transport every runtime we target has.
  * Node 20 has no global WebSocket, and there `wsconnect` would hang forever rather than fail;
  * so the caller may hand one in, and every connect is bounded by a timeout of our own.
+ *
+ * A reconnecting connection keeps trying for as long as it lives: the client's default gives
+ * up after 10 attempts (about 20 s), and a long-lived server connection would then stay closed
+ * after any longer NATS outage. While it is down, journal calls fail at once (link.ts).
  */
 import { type NatsConnection, wsconnect } from '@nats-io/nats-core';
 import { JournalTransportError } from './errors.js';
+import { watchLink } from './link.js';
 
 export interface JournalConnectOptions {
   /** A WebSocket class for runtimes without a global one (Node 20: the `ws` package's). */
@@ -45,10 +50,13 @@ export async function connectJournal(
     name: options.name ?? 'leasehold',
     timeout: timeoutMs,
     reconnect: options.reconnect ?? true,
+    maxReconnectAttempts: -1,
     wsFactory: async (u: string) => ({ socket: new Socket(u), encrypted: u.startsWith('wss://') }),
   });
   try {
-    return await Promise.race([connecting, timeout]);
+    const nc = await Promise.race([connecting, timeout]);
+    watchLink(nc);
+    return nc;
   } catch (err) {
     // A connection that completes after we gave up must not leak.
     connecting.then((nc) => nc.close()).catch(() => {});

@@ -68,5 +68,37 @@ export class JournalTransportError extends JournalError {
   }
 }
 
+/**
+ * NATS cannot be reached right now: the connection is down (dropped, reconnecting or closed),
+ * or it dropped — or gave no answer in time — while a call waited. Raised at once rather than
+ * after the client's buffering and timeouts, so the caller can give the work up and retry
+ * later: a durable turn leaves its item uncompleted, and the next claimant resumes the step
+ * from the journal. `mayBeStored` is true when a write had gone out before the link failed:
+ * its record may have landed, so that handle writes nothing more.
+ */
+export class JournalUnavailableError extends JournalTransportError {
+  readonly mayBeStored: boolean;
+
+  constructor(message: string, options: { cause?: unknown; mayBeStored?: boolean } = {}) {
+    super(`unavailable: ${message}`, { cause: options.cause });
+    this.mayBeStored = options.mayBeStored ?? false;
+  }
+}
+
+/**
+ * A stored record that cannot be decoded (its body is not JSON): written by something other
+ * than a journal writer, or damaged. Reading the step stops here; `check()` reports it as a
+ * violation instead.
+ */
+export class CorruptRecordError extends JournalError {
+  constructor(
+    readonly subject: string,
+    readonly seq: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`journal: record ${seq} on ${subject} is corrupt: its body is not JSON`, options);
+  }
+}
+
 /** The `error` of an interrupted tool result. */
 export const ERR_INTERRUPTED = 'interrupted';

@@ -9,10 +9,12 @@ export { connectJournal, type JournalConnectOptions } from './connect.js';
 export {
   CommittedError,
   ConcurrentUseError,
+  CorruptRecordError,
   ERR_INTERRUPTED,
   FencedError,
   JournalError,
   JournalTransportError,
+  JournalUnavailableError,
   NotProvisionedError,
   ReplayMismatchError,
   RestartLimitError,

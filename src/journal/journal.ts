@@ -237,11 +237,16 @@ export class Journal {
    * How much of the resumed pause is still to run at `now` (ms since the epoch), 0 when none.
    * A delivery that arrives early (a crash between the pause record and the nak, so AckWait
    * redelivered it) writes the pause again for the remainder and naks for that long.
+   *
+   * The pause's start is the NATS server's stamp and `now` the caller's clock, so the answer is
+   * capped at the pause's own duration: a process clock running behind the server's must not
+   * stretch a pause beyond what was asked (an hour of skew would add an hour).
    */
   pauseRemainingMs(now: number): number {
     const p = this.#view.pause;
     if (!p) return 0;
-    return Math.max(0, Date.parse(p.time) + pauseBody(p).duration_ms - now);
+    const { duration_ms } = pauseBody(p);
+    return Math.min(duration_ms, Math.max(0, Date.parse(p.time) + duration_ms - now));
   }
 
   /** Claims of this iteration that sat at the tail, with nothing between, before this claim. */

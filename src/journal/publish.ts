@@ -15,15 +15,27 @@
  * - any other server answer (10054 too big, 10077 stream full, …) and the client refusing to
  *   send (payload over max_payload) → `JournalTransportError`: nothing was stored.
  * - no answer after every retry → `OutcomeUnknownError`: the record may or may not be stored.
+ * - the connection down before the publish → `JournalUnavailableError` at once, nothing sent;
+ *   the connection dropping while the publish waits → `OutcomeUnknownError` at once (a
+ *   `JournalUnavailableError` that may be stored): no resend, since a request on a dropped
+ *   connection is only buffered (link.ts).
  */
 import { JetStreamApiError, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
 import { ConnectionError, RequestError, TimeoutError } from '@nats-io/nats-core';
 import { recordHeaders } from './codec.js';
-import { JournalTransportError, NotProvisionedError } from './errors.js';
+import { JournalTransportError, JournalUnavailableError, NotProvisionedError } from './errors.js';
+import { LinkDownError, linkUp, untilLinkDown } from './link.js';
 import { journalSubject, msgId, type RecordType, type Task } from './types.js';
 
 /** Identical resends after a lost PubAck, counting the first publish. */
 export const PUBLISH_TRIES = 3;
+/**
+ * The longest one publish waits for its PubAck (less when the client's own timeout is
+ * shorter). A fenced append on a healthy stream answers within milliseconds — one quorum
+ * write — and a resend is free (the msg id dedups it), so waiting the client's default 5 s
+ * three times over would only keep a turn holding its lease on a server that is not there.
+ */
+export const PUBLISH_TIMEOUT_MS = 2_000;
 
 const WRONG_LAST_SEQUENCE = 10071;
 const STREAM_NOT_FOUND = 10059;
@@ -37,11 +49,15 @@ export class WrongLastSequenceError extends Error {
 }
 
 /**
- * A write whose PubAck never arrived, after every identical resend: it may have been stored.
- * The handle refuses further writes (a later record would reuse its index); stop, and let the
- * next delivery of the task take the step over.
+ * A write whose PubAck never arrived — after every identical resend, or because the connection
+ * dropped while it waited: it may have been stored. The handle refuses further writes (a later
+ * record would reuse its index); stop, and let the next delivery of the task take the step over.
  */
-export class OutcomeUnknownError extends JournalTransportError {}
+export class OutcomeUnknownError extends JournalUnavailableError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { cause: options.cause, mayBeStored: true });
+  }
+}
 
 export async function publishRecord(
   js: JetStreamClient,
@@ -52,28 +68,35 @@ export async function publishRecord(
   expectedSeq: number,
 ): Promise<PubAck> {
   const subject = journalSubject(task.runId, task.stepId);
+  const timeout = Math.min(js.getOptions().timeout ?? PUBLISH_TIMEOUT_MS, PUBLISH_TIMEOUT_MS);
   let lastError: unknown;
   for (let attempt = 0; attempt < PUBLISH_TRIES; attempt++) {
+    if (!linkUp(js)) {
+      // Sending now would only park the record in the client's buffer.
+      if (attempt === 0) throw new JournalUnavailableError(`${type} #${index}: the NATS connection is down`);
+      break;
+    }
     try {
       // Fresh headers each time: the client adds the msg-id and expect headers to the object.
-      return await js.publish(subject, body, {
+      const publishing = js.publish(subject, body, {
         headers: recordHeaders(type, task, index),
         msgID: msgId(task, index),
         expect: { lastSubjectSequence: expectedSeq },
+        timeout,
       });
+      return await untilLinkDown(js, publishing);
     } catch (err) {
       if (!isLostAnswer(err)) throw classify(err);
       lastError = err;
+      if (err instanceof LinkDownError) break;
     }
   }
-  throw new OutcomeUnknownError(
-    `no answer to ${type} #${index} after ${PUBLISH_TRIES} identical publishes; it may be stored`,
-    { cause: lastError },
-  );
+  throw new OutcomeUnknownError(`no answer to ${type} #${index}; it may be stored`, { cause: lastError });
 }
 
 /** The request went out (or may have) and no answer came: only a resend can tell. */
 function isLostAnswer(err: unknown): boolean {
+  if (err instanceof LinkDownError) return true;
   if (err instanceof RequestError) return !err.isNoResponders();
   return err instanceof TimeoutError || err instanceof ConnectionError;
 }

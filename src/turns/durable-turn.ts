@@ -87,6 +87,13 @@ export async function taskForItem(js: JetStreamClient, item: Item): Promise<Task
  * handler returns, then completes the item. Safe to call again for the same item after any
  * crash: a takeover replays what was recorded, and a commit that was never followed by the
  * completion is completed without running the handler.
+ *
+ * When NATS cannot be reached the turn throws `JournalUnavailableError` at once (from the
+ * first journal call that meets the outage) and leaves the item uncompleted: the keeper stops
+ * renewing, the lease lapses, and the next claimant resumes the turn from what the journal
+ * holds — recorded model responses are replayed, an unsafe tool call with an intent but no
+ * result comes back interrupted. The lease is not handed back early on purpose: a claimant
+ * retrying at once would meet the same outage, and the ttl spaces the retries.
  */
 export async function runDurableTurn(
   deps: TurnDeps,

@@ -203,4 +203,41 @@ describe('GET /v1/platform/runs/{run}/steps/{step}/journal and /runs/{run}/check
       await ensureJournalStream(jsm);
     }
   });
+
+  it('a record that is not JSON is a 502 naming it; the step’s other records are still checked', async () => {
+    const { get } = await setup();
+    await rawJournal(journal.js, 'pg8', 'agent').claim(task('pg8', 'agent'));
+    const bad = await journal.js.publish('journal.pg8.agent', new TextEncoder().encode('not json'));
+    const res = await get('/runs/pg8/steps/agent/journal');
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe('api_error');
+    expect(body.error.message).toContain(`record ${bad.seq} on journal.pg8.agent`);
+    const report = (await (await get('/runs/pg8/check')).json()) as { ok: boolean };
+    expect(report.ok).toBe(false);
+  });
+
+  it('while NATS is down both routes answer 503 with retry-after at once, and serve again once it is back', async () => {
+    const { get } = await setup();
+    await rawJournal(journal.js, 'pg9', 'agent').claim(task('pg9', 'agent'));
+    await nats.kill();
+    try {
+      for (const path of ['/runs/pg9/steps/agent/journal', '/runs/pg9/check']) {
+        const started = performance.now();
+        const res = await get(path);
+        expect(res.status).toBe(503);
+        expect(res.headers.get('retry-after')).toBe('2');
+        expect(await errorType(res, 503)).toBe('overloaded_error');
+        expect(performance.now() - started).toBeLessThan(1_000);
+      }
+    } finally {
+      await nats.start();
+    }
+    await expect
+      .poll(async () => (await get('/runs/pg9/steps/agent/journal')).status, {
+        timeout: 10_000,
+        interval: 100,
+      })
+      .toBe(200);
+  });
 });

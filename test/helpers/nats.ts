@@ -11,7 +11,8 @@ export { freezeServer, type NatsServer, natsServerBinary, startNatsServer } from
 export function useNatsServer(extraConfig = ''): NatsServer {
   const handle = {} as NatsServer;
   beforeAll(async () => {
-    Object.assign(handle, await startNatsServer(extraConfig));
+    // Descriptors, not values: `pid` is a getter that follows a restart in place.
+    Object.defineProperties(handle, Object.getOwnPropertyDescriptors(await startNatsServer(extraConfig)));
   }, 20_000);
   afterAll(async () => {
     await handle.stop?.();

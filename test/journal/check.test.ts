@@ -2,6 +2,8 @@ import { JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstre
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toBase64 } from '../../src/base64.js';
 import { check, SKIPPED_INVARIANT_3 } from '../../src/journal/check.js';
+import { recordHeaders } from '../../src/journal/codec.js';
+import { CorruptRecordError } from '../../src/journal/errors.js';
 import { read } from '../../src/journal/read.js';
 import { ensureJournalStream } from '../../src/journal/stream.js';
 import { type Commit, journalSubject } from '../../src/journal/types.js';
@@ -293,5 +295,34 @@ describe('journal read and check', () => {
     expect(report.steps).toEqual([]);
     expect(report.ok()).toBe(true);
     await expect(check(nc, 'a.b')).rejects.toThrow(TypeError);
+  });
+
+  it('a record whose body is not JSON makes read() throw CorruptRecordError naming it, and check() report it', async () => {
+    const { nc, js, journal, t } = await setup('corrupt');
+    await journal.claim(t());
+    const subject = journalSubject('corrupt', 'agent');
+    // What a foreign or damaged writer could leave: the journal's headers, a body that is not JSON.
+    const bad = await js.publish(subject, new TextEncoder().encode('{"note": oops'), {
+      headers: recordHeaders('entry', t(), 1),
+      expect: { lastSubjectSequence: journal.tail },
+    });
+
+    const failure = await read(js, 'corrupt', 'agent').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(CorruptRecordError);
+    expect(failure).toMatchObject({ seq: bad.seq, subject });
+    expect((failure as Error).message).toBe(
+      `journal: record ${bad.seq} on ${subject} is corrupt: its body is not JSON`,
+    );
+
+    const report = await check(nc, 'corrupt');
+    expect(report.ok()).toBe(false);
+    expect(report.steps).toEqual([
+      {
+        stepId: 'agent',
+        records: 2,
+        commits: 0,
+        violations: [`corrupt: seq ${bad.seq} has a body that is not JSON`],
+      },
+    ]);
   });
 });

@@ -65,6 +65,8 @@ describe('Journal pause/resume and placed inputs', () => {
     expect(d2.resume()).toEqual({ name: 'ci', ok: true });
     expect(d2.pauseRemainingMs(pausedAt + 1_000)).toBe(59_000);
     expect(d2.pauseRemainingMs(pausedAt + 61_000)).toBe(0);
+    // A caller's clock an hour behind the server's does not stretch the pause past its length.
+    expect(d2.pauseRemainingMs(pausedAt - 3_600_000)).toBe(60_000);
     await d2.pause('ci', d2.pauseRemainingMs(pausedAt + 1_000));
 
     const d3 = await Journal.open(js, taskOf(run, { delivered: 3 }));

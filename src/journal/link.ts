@@ -1,0 +1,148 @@
+/**
+ * Whether the NATS connection under the journal is up, so a journal call fails at once while
+ * it is not instead of waiting for an answer that cannot come.
+ *
+ * Why: the NATS client never refuses a request on a dropped connection. It keeps reconnecting,
+ * holds what is sent meanwhile in its outbound buffer (which the handshake of a reconnect may
+ * still flush), and the caller waits out the request timeout — for an append, once per
+ * identical resend. A durable turn that waits like that holds its lease doing nothing; failing
+ * fast hands the step to the next claimant, who resumes it from the journal.
+ *
+ * Glossary:
+ * - link: the up/down state of one connection, learnt from its public status stream
+ *   (`disconnect` → down, `reconnect` → up, `close` or the stream ending → down for good).
+ *   `connectJournal` starts watching as soon as it connects, so no drop is missed; a
+ *   connection made elsewhere is watched from the first journal call that meets it.
+ * - the JetStream client keeps its connection as `nc` (nats.js `JetStreamClientImpl`); a
+ *   client without one is not watched, and only timeouts bound its calls.
+ */
+import type { JetStreamClient } from '@nats-io/jetstream';
+import {
+  ClosedConnectionError,
+  ConnectionError,
+  type NatsConnection,
+  RequestError,
+  TimeoutError,
+} from '@nats-io/nats-core';
+import { JournalUnavailableError } from './errors.js';
+
+class Link {
+  up: boolean;
+  readonly #onDown = new Set<() => void>();
+
+  constructor(nc: NatsConnection) {
+    this.up = !nc.isClosed();
+    if (this.up) void this.#watch(nc);
+  }
+
+  async #watch(nc: NatsConnection): Promise<void> {
+    try {
+      for await (const s of nc.status()) {
+        if (s.type === 'disconnect' || s.type === 'close') this.#set(false);
+        else if (s.type === 'reconnect') this.#set(true);
+      }
+    } catch {
+      // A status stream that fails tells nothing more; the connection is treated as gone.
+    }
+    // The stream ends only when the connection closes, and a closed one never comes back.
+    this.#set(false);
+  }
+
+  #set(up: boolean): void {
+    this.up = up;
+    if (up) return;
+    for (const notify of this.#onDown) notify();
+    this.#onDown.clear();
+  }
+
+  /** Calls `notify` once when the link next goes down; returns the cancel. */
+  onDown(notify: () => void): () => void {
+    this.#onDown.add(notify);
+    return () => this.#onDown.delete(notify);
+  }
+}
+
+const links = new WeakMap<NatsConnection, Link>();
+
+/** Starts watching a connection's link (idempotent); connectJournal calls it on connect. */
+export function watchLink(nc: NatsConnection): void {
+  if (!links.has(nc)) links.set(nc, new Link(nc));
+}
+
+function linkOf(js: JetStreamClient | NatsConnection): Link | null {
+  const nc = isConnection(js) ? js : (js as unknown as { nc?: NatsConnection }).nc;
+  if (!nc || typeof nc.status !== 'function') return null;
+  watchLink(nc);
+  return links.get(nc)!;
+}
+
+function isConnection(x: JetStreamClient | NatsConnection): x is NatsConnection {
+  return typeof (x as NatsConnection).status === 'function';
+}
+
+/** False only when the connection is known to be down right now. */
+export function linkUp(js: JetStreamClient | NatsConnection): boolean {
+  return linkOf(js)?.up ?? true;
+}
+
+/** Calls `notify` once when the link next goes down; returns the cancel. */
+export function onLinkDown(js: JetStreamClient | NatsConnection, notify: () => void): () => void {
+  return linkOf(js)?.onDown(notify) ?? (() => {});
+}
+
+/** The link dropped while a call was waiting for its answer. */
+export class LinkDownError extends Error {
+  constructor() {
+    super('the NATS connection dropped while waiting for an answer');
+    this.name = 'LinkDownError';
+  }
+}
+
+/**
+ * Waits for `op` but gives up the moment the link goes down (with `LinkDownError`): an answer
+ * to a request sent on a dropped connection never arrives.
+ */
+export async function untilLinkDown<T>(js: JetStreamClient | NatsConnection, op: Promise<T>): Promise<T> {
+  const link = linkOf(js);
+  if (!link) return op;
+  let cancel = () => {};
+  const down = new Promise<never>((_, reject) => {
+    cancel = link.onDown(() => reject(new LinkDownError()));
+  });
+  // The loser of the race must not surface as an unhandled rejection.
+  op.catch(() => {});
+  down.catch(() => {});
+  try {
+    return await Promise.race([op, down]);
+  } finally {
+    cancel();
+  }
+}
+
+/**
+ * A read (or any request that changes nothing) while the link is down fails at once with
+ * `JournalUnavailableError`, and so does one whose answer the link's drop, a timeout or a closed
+ * connection took away; every other outcome is `op`'s own.
+ */
+export async function readWhileLinkUp<T>(
+  js: JetStreamClient | NatsConnection,
+  what: string,
+  op: () => Promise<T>,
+): Promise<T> {
+  if (!linkUp(js)) throw new JournalUnavailableError(`${what}: the NATS connection is down`);
+  try {
+    return await untilLinkDown(js, op());
+  } catch (err) {
+    if (isUnavailable(err)) {
+      throw new JournalUnavailableError(`${what}: ${(err as Error).message}`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** A client failure that says only "no answer came": the link, not the request, failed. */
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof LinkDownError || err instanceof TimeoutError) return true;
+  if (err instanceof ConnectionError || err instanceof ClosedConnectionError) return true;
+  return err instanceof RequestError && !err.isNoResponders();
+}
