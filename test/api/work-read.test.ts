@@ -146,6 +146,28 @@ describe('get, metadata patch, list and stats over HTTP', () => {
     expect(await res.json()).toEqual({ data: [], next_page: null });
   });
 
+  it('an environment id Leasehold never mints (a NUL in it) is answered as an unknown one, never 500', async () => {
+    const e = await environmentWithKey(t.db);
+    const { work } = await enqueue(t.db, { ...e, kind: 'tool_exec' });
+    const admin = await apiKey(t.db);
+    const api = testApi(t.db);
+    for (const env of ['env_%00', 'work_%00', `${e.environmentId}%00`, 'x'.repeat(300)]) {
+      const base = `/v1/environments/${env}/work`;
+      const stats = await api.call('GET', `${base}/stats`, { key: admin });
+      expect(stats.status, env).toBe(200);
+      expect(await stats.json()).toMatchObject({ depth: 0, pending: 0, workers_polling: 0 });
+      expect((await api.call('GET', `${base}/${work.id}`, { key: admin })).status, env).toBe(404);
+      const patch = await api.call('POST', `${base}/${work.id}`, {
+        key: admin,
+        body: { metadata: { a: 'b' } },
+      });
+      expect(patch.status, env).toBe(404);
+      expect((await api.call('POST', `${base}/${work.id}/stop`, { key: admin })).status, env).toBe(404);
+      // An environment key belongs to its own environment only: refused, whatever the refusal's status.
+      expect((await api.call('GET', `${base}/poll`, { key: e.key })).status, env).toBeOneOf([401, 403]);
+    }
+  });
+
   it('stats counts queued items: depth, pending after a poll, neither after an ack', async () => {
     const e = await environmentWithKey(t.db);
     const api = testApi(t.db);

@@ -13,8 +13,14 @@ export function workId(c: Context<AppEnv>): string {
   return id;
 }
 
+/**
+ * The environment id in the path. One Leasehold never mints names no environment, so it is
+ * answered as an unknown one (`''`: no key belongs to it, no item lives in it) and never
+ * reaches SQL, where a NUL in it would be a database error (500).
+ */
 export function environmentId(c: Context<AppEnv>): string {
-  return c.req.param('environmentId') ?? '';
+  const id = c.req.param('environmentId') ?? '';
+  return isMintedId(id, 'env') ? id : '';
 }
 
 /** An optional query parameter, treating an empty value as absent (the SDK sends `null` as `key=`). */
