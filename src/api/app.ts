@@ -10,20 +10,31 @@ import { pgCode } from '../db/errors.js';
 import { newId } from '../ids.js';
 import { serverSpans } from '../telemetry/server-span.js';
 import { type ApiError, errorBody, internalError, notFound, toApiError } from './errors.js';
+import { PollGate } from './poll-gate.js';
 import { PollRecords } from './poll-record.js';
 import { registerRoutes } from './routes/index.js';
 import type { ApiDeps, AppEnv } from './types.js';
+
+/** Per-app state a host may supply; by default the documented limits, so entry points pass nothing. */
+export interface AppOptions {
+  /** Caps on concurrent long polls (`poll-gate.ts`); default `new PollGate()`. */
+  pollGate?: PollGate;
+}
 
 /**
  * `deps` is fixed for a long-lived process, or — where connections cannot outlive a request
  * (Workers) — read per request from what the runtime passes as `env` to `app.fetch`, so the
  * app itself (routes, OpenAPI registry) is built once and not on every request.
  */
-export function createApp(deps: ApiDeps | ((env: unknown) => ApiDeps)): Hono<AppEnv> {
+export function createApp(
+  deps: ApiDeps | ((env: unknown) => ApiDeps),
+  options: AppOptions = {},
+): Hono<AppEnv> {
   const depsFor = typeof deps === 'function' ? deps : () => deps;
   const app = new Hono<AppEnv>();
   const credentials = new CredentialCache();
   const pollRecords = new PollRecords();
+  const pollGate = options.pollGate ?? new PollGate();
 
   app.use(serverSpans());
   app.use(async (c, next) => {
@@ -33,6 +44,7 @@ export function createApp(deps: ApiDeps | ((env: unknown) => ApiDeps)): Hono<App
     c.set('principal', undefined);
     c.set('credentials', credentials);
     c.set('pollRecords', pollRecords);
+    c.set('pollGate', pollGate);
     await next();
     c.res.headers.set('request-id', requestId);
   });

@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { CredentialCache } from '../auth/credential-cache.js';
 import type { Principal } from '../auth/credentials.js';
 import type { Database } from '../db/handle.js';
+import type { PollGate } from './poll-gate.js';
 import type { PollRecords } from './poll-record.js';
 import type { WakeSource } from './wake.js';
 
@@ -36,5 +37,7 @@ export type AppEnv = {
     credentials: CredentialCache;
     /** When this app last wrote each worker's poll row. */
     pollRecords: PollRecords;
+    /** This app's count of parked long polls, per key and in all (one per process or isolate). */
+    pollGate: PollGate;
   };
 };

@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { createApp } from '../../src/api/app.js';
+import { PollGate } from '../../src/api/poll-gate.js';
+import { WakeHub } from '../../src/api/wake.js';
+import { issueEnvironmentKey } from '../../src/auth/credentials.js';
 import { enqueue } from '../../src/queue/index.js';
 import { environmentWithKey, testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
@@ -184,5 +188,71 @@ describe('GET /work/poll', () => {
     await a.call('GET', pollPath(e.environmentId), { key: e.key });
     const stats = await a.call('GET', `/v1/environments/${e.environmentId}/work/stats`, { key: e.key });
     expect(await stats.json()).toMatchObject({ workers_polling: 2 });
+  });
+
+  describe('the long-poll cap', () => {
+    /** An app with its own gate, so a test can fill a key's slots and watch them drain. */
+    function gated(perKey: number) {
+      const gate = new PollGate({ perKey, perProcess: 100 });
+      const app = createApp(
+        { db: t.db, wake: new WakeHub(), log: { warn: () => {}, error: () => {} } },
+        { pollGate: gate },
+      );
+      const get = (env: string, key: string, query: string) =>
+        Promise.resolve(app.request(pollPath(env, query), { headers: { authorization: `Bearer ${key}` } }));
+      return { gate, get };
+    }
+
+    it('over the per-key cap a long poll is refused at once: 429 rate_limit_error, retry-after 1', async () => {
+      const { gate, get } = gated(1);
+      const e = await environmentWithKey(t.db);
+      const parked = get(e.environmentId, e.key, '?block_ms=999');
+      await vi.waitFor(() => expect(gate.open(e.keyId)).toBe(1), { timeout: 5_000, interval: 5 });
+      const started = performance.now();
+      const res = await get(e.environmentId, e.key, '?block_ms=999');
+      expect(performance.now() - started).toBeLessThan(500);
+      expect(res.status).toBe(429);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(res.headers.get('request-id')).toMatch(/^req_/);
+      const body = (await res.json()) as { type: string; request_id: string; error: Record<string, string> };
+      expect(body).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+      expect(body.request_id).toBe(res.headers.get('request-id'));
+      expect(body.error.message).toMatch(/at most 1/);
+      expect((await parked).status).toBe(200);
+    });
+
+    it('polls without block_ms never park, so the cap does not apply to them', async () => {
+      const { gate, get } = gated(1);
+      const e = await environmentWithKey(t.db);
+      const parked = get(e.environmentId, e.key, '?block_ms=999');
+      await vi.waitFor(() => expect(gate.open(e.keyId)).toBe(1), { timeout: 5_000, interval: 5 });
+      for (const query of ['', '?block_ms=']) {
+        const res = await get(e.environmentId, e.key, query);
+        expect(res.status, query).toBe(200);
+      }
+      expect(gate.open(e.keyId)).toBe(1);
+      await parked;
+    });
+
+    it('a bad block_ms is still a 400 and an unknown key still a 401 when the key is at its cap', async () => {
+      const { gate, get } = gated(1);
+      const e = await environmentWithKey(t.db);
+      const parked = get(e.environmentId, e.key, '?block_ms=999');
+      await vi.waitFor(() => expect(gate.open(e.keyId)).toBe(1), { timeout: 5_000, interval: 5 });
+      expect((await get(e.environmentId, e.key, '?block_ms=0')).status).toBe(400);
+      expect((await get(e.environmentId, 'lh_not_a_key', '?block_ms=999')).status).toBe(401);
+      expect(gate.open()).toBe(1);
+      await parked;
+    });
+
+    it('another key of the same environment has slots of its own', async () => {
+      const { gate, get } = gated(1);
+      const e = await environmentWithKey(t.db);
+      const second = await issueEnvironmentKey(t.db, e.environmentId, 'second key', null);
+      const parked = get(e.environmentId, e.key, '?block_ms=999');
+      await vi.waitFor(() => expect(gate.open(e.keyId)).toBe(1), { timeout: 5_000, interval: 5 });
+      expect((await get(e.environmentId, second.key, '?block_ms=1')).status).toBe(200);
+      await parked;
+    });
   });
 });

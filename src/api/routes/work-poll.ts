@@ -1,11 +1,12 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { poll, recordPoll, type Work } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { badRequest } from '../errors.js';
-import { document } from '../openapi.js';
+import { document, errorEnvelope } from '../openapi.js';
+import { MAX_LONG_POLLS_PER_KEY, MAX_LONG_POLLS_PER_PROCESS } from '../poll-gate.js';
 import { reply } from '../reply.js';
-import type { AppEnv } from '../types.js';
+import type { ApiDeps, AppEnv } from '../types.js';
 import { pollingWake } from '../wake.js';
 import { toWireWork, wireWorkSchema } from '../wire.js';
 import { environmentId, lenientInt, WORK_BASE } from './work-scope.js';
@@ -20,8 +21,8 @@ const MAX_WORKER_ID = 256;
 /**
  * GET /work/poll — hands a worker the oldest available item (state `queued`, reserved for
  * `reclaim_older_than_ms`) or `null`. With `block_ms` it waits up to that long for work,
- * holding no transaction or pooled connection while it waits: it watches the environment
- * before the first attempt, so an enqueue between an empty poll and the wait still wakes it.
+ * holding no transaction or pooled connection while it waits. Long polls are capped per
+ * environment key and per app (`poll-gate.ts`): over a cap → 429 with `retry-after`.
  */
 export function registerWorkPoll(app: Hono<AppEnv>): void {
   document({
@@ -35,49 +36,32 @@ export function registerWorkPoll(app: Hono<AppEnv>): void {
     },
     responses: {
       200: { description: 'a work item (state queued), or null', schema: wireWorkSchema.nullable() },
+      429: {
+        description: `rate_limit_error: this key has ${MAX_LONG_POLLS_PER_KEY}, or the server ${MAX_LONG_POLLS_PER_PROCESS}, long polls open; retry-after: 1`,
+        schema: errorEnvelope,
+      },
     },
   });
   app.get(`${WORK_BASE}/poll`, async (c) => {
     const env = environmentId(c);
-    await authorize(c, ENVIRONMENT_KEY, env);
+    const caller = await authorize(c, ENVIRONMENT_KEY, env);
     const blockMs = parseBlockMs(c.req.queries('block_ms'));
     const reclaimMs = lenientInt(c.req.query('reclaim_older_than_ms'), DEFAULT_RECLAIM_MS, MAX_RECLAIM_MS);
-    const { db, wake, log } = c.get('deps');
-
     const workerId = c.req.header('anthropic-worker-id')?.trim();
-    if (workerId) {
-      if (workerId.length > MAX_WORKER_ID)
-        throw badRequest(`Anthropic-Worker-ID is longer than ${MAX_WORKER_ID}`);
-      // Telemetry, written at most every few seconds per worker (poll-record.ts); a failure
-      // to record must never fail the poll.
-      const records = c.get('pollRecords');
-      if (records.due(env, workerId)) {
-        await recordPoll(db, env, workerId).catch((err: unknown) => {
-          records.forget(env, workerId);
-          (log ?? console).warn('record worker poll', { environmentId: env, error: String(err) });
-        });
-      }
-    }
-
+    if (workerId && workerId.length > MAX_WORKER_ID)
+      throw badRequest(`Anthropic-Worker-ID is longer than ${MAX_WORKER_ID}`);
+    // Admitted after every 400 and before any query, so a refused poll costs the database
+    // nothing; an unknown key never gets here (401), so it cannot use up a real key's slots.
+    const release = blockMs === null ? null : c.get('pollGate').admit(caller.keyId);
     let work: Work | null;
-    if (blockMs === null) {
-      work = await poll(db, env, reclaimMs);
-    } else {
-      const signal = c.req.raw.signal;
-      const watch = (wake ?? pollingWake).watch(env);
-      const deadline = Date.now() + blockMs;
-      try {
-        work = await poll(db, env, reclaimMs);
-        while (!work && !signal.aborted) {
-          const remaining = deadline - Date.now();
-          if (remaining <= 0) break;
-          await watch.wait(remaining, signal);
-          if (signal.aborted) break;
-          work = await poll(db, env, reclaimMs);
-        }
-      } finally {
-        watch.close();
-      }
+    try {
+      if (workerId) await notePoller(c, env, workerId);
+      work =
+        blockMs === null
+          ? await poll(c.get('deps').db, env, reclaimMs)
+          : await longPoll(c.get('deps'), env, reclaimMs, blockMs, c.req.raw.signal);
+    } finally {
+      release?.();
     }
     if (!work) return reply(c, null);
     const headers: Record<string, string> = {};
@@ -85,6 +69,49 @@ export function registerWorkPoll(app: Hono<AppEnv>): void {
     if (work.traceContext?.tracestate) headers.tracestate = work.traceContext.tracestate;
     return reply(c, toWireWork(work), 200, headers);
   });
+}
+
+/**
+ * Telemetry for `workers_polling`, written at most every few seconds per worker
+ * (poll-record.ts); a failure to record must never fail the poll.
+ */
+async function notePoller(c: Context<AppEnv>, env: string, workerId: string): Promise<void> {
+  const records = c.get('pollRecords');
+  if (!records.due(env, workerId)) return;
+  const { db, log } = c.get('deps');
+  await recordPoll(db, env, workerId).catch((err: unknown) => {
+    records.forget(env, workerId);
+    (log ?? console).warn('record worker poll', { environmentId: env, error: String(err) });
+  });
+}
+
+/**
+ * Polls until an item turns up, `blockMs` passes or the client goes away. The environment is
+ * watched before the first attempt, so an enqueue between an empty poll and the wait still
+ * wakes it; between attempts it holds no connection.
+ */
+async function longPoll(
+  deps: ApiDeps,
+  env: string,
+  reclaimMs: number,
+  blockMs: number,
+  signal: AbortSignal,
+): Promise<Work | null> {
+  const watch = (deps.wake ?? pollingWake).watch(env);
+  const deadline = Date.now() + blockMs;
+  try {
+    let work = await poll(deps.db, env, reclaimMs);
+    while (!work && !signal.aborted) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) break;
+      await watch.wait(remaining, signal);
+      if (signal.aborted) break;
+      work = await poll(deps.db, env, reclaimMs);
+    }
+    return work;
+  } finally {
+    watch.close();
+  }
 }
 
 /** `block_ms`: absent → null (no wait); once, an integer ≥ 1 (clamped to 999); anything else → 400. */
