@@ -10,6 +10,11 @@ import type { AppEnv } from './types.js';
 /** Default body cap; the work metadata patch allows more (the reference's 4 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_PATCH_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * Nesting cap. No route takes more than a few levels, so deeper JSON is never a real request;
+ * refusing it up front keeps a megabyte of `[[[[…` away from every recursive walk after us.
+ */
+export const MAX_JSON_DEPTH = 32;
 
 /** The body as JSON; an empty body is `undefined`. */
 export async function readJson(c: Context<AppEnv>, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
@@ -33,8 +38,30 @@ export async function readJson(c: Context<AppEnv>, maxBytes = MAX_BODY_BYTES): P
   // Postgres cannot store U+0000 in text or jsonb; refuse it here rather than fail later.
   if (text.includes('\\u0000') || text.includes('\u0000'))
     throw badRequest('request body must not contain U+0000');
+  if (nestsDeeper(text, MAX_JSON_DEPTH))
+    throw badRequest(`request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   return value;
 }
+
+/** Whether valid JSON `text` opens more than `max` arrays or objects inside one another. */
+function nestsDeeper(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === BACKSLASH) i++;
+      else if (ch === QUOTE) inString = false;
+    } else if (ch === QUOTE) inString = true;
+    else if (ch === 0x5b || ch === 0x7b) {
+      if (++depth > max) return true;
+    } else if (ch === 0x5d || ch === 0x7d) depth--;
+  }
+  return false;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
 /** A body of undeclared length (chunked), read no further than the cap. */
 async function readCapped(c: Context<AppEnv>, maxBytes: number): Promise<Uint8Array | null> {
@@ -56,15 +83,23 @@ async function readCapped(c: Context<AppEnv>, maxBytes: number): Promise<Uint8Ar
   return concat(chunks, size);
 }
 
+/** Longest piece of a caller's key repeated in an error: a refused key may be megabytes long. */
+const MAX_ECHOED_KEY = 32;
+
 /** Parses with a schema, answering 400 with the first problem's path and message. */
 export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what = 'request body'): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
-  const where = issue.path.length ? issue.path.join('.') : what;
-  throw badRequest(
-    issue.code === 'unrecognized_keys' ? `unknown field "${issue.keys[0]}"` : `${where}: ${issue.message}`,
-  );
+  const where = issue.path.length ? issue.path.map((p) => echo(String(p))).join('.') : what;
+  if (issue.code === 'unrecognized_keys') throw badRequest(`unknown field "${echo(issue.keys[0]!)}"`);
+  // A refused record key says only "Invalid key in record"; the key schema's own issue says why.
+  const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+  throw badRequest(`${where}: ${message}`);
+}
+
+function echo(key: string): string {
+  return key.length > MAX_ECHOED_KEY ? `${key.slice(0, MAX_ECHOED_KEY)}…` : key;
 }
 
 function tooLarge(maxBytes: number): ApiError {

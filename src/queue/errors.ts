@@ -87,3 +87,13 @@ export class UnknownSessionError extends QueueError {
     super(`session ${sessionId} does not exist in environment ${environmentId}`, options);
   }
 }
+
+/** A metadata patch would leave the item with more keys than its caller allows. */
+export class MetadataLimitError extends QueueError {
+  constructor(
+    readonly workId: string,
+    readonly maxPairs: number,
+  ) {
+    super(`work item metadata may hold at most ${maxPairs} keys after the patch`);
+  }
+}

@@ -15,6 +15,7 @@ export {
   type HeartbeatCurrentState,
   HeartbeatMismatchError,
   LeaseLostError,
+  MetadataLimitError,
   QueueError,
   UnknownSessionError,
   WorkConflictError,

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import { updateMetadata } from '../../queue/index.js';
+import { MetadataLimitError, updateMetadata } from '../../queue/index.js';
 import { API_KEY, authorize } from '../auth.js';
 import { MAX_PATCH_BODY_BYTES, parseWith, readJson } from '../body.js';
 import { badRequest } from '../errors.js';
@@ -10,20 +10,38 @@ import type { AppEnv } from '../types.js';
 import { toWireWork, wireWorkSchema } from '../wire.js';
 import { environmentId, WORK_BASE, workId } from './work-scope.js';
 
-/** Caps on one patch: enough for routing labels and ids, not a blob store. */
+/**
+ * Caps: enough for routing labels and ids, not a blob store. The key count holds for a patch
+ * and for the item once the patch is applied — patches accumulate, so without the second an
+ * item's metadata could grow without bound, one capped patch at a time. Together they bound
+ * an item's metadata to 64 × (256 + 16,384) characters, about 1 M.
+ */
 export const MAX_METADATA_PAIRS = 64;
 export const MAX_METADATA_KEY = 256;
 export const MAX_METADATA_VALUE = 16 * 1024;
 
 export const metadataPatch = z
-  .record(z.string().min(1).max(MAX_METADATA_KEY), z.string().max(MAX_METADATA_VALUE).nullable())
-  .refine((m) => Object.keys(m).length <= MAX_METADATA_PAIRS, `at most ${MAX_METADATA_PAIRS} keys`);
+  .record(
+    z
+      .string()
+      .min(1, 'metadata keys must not be empty')
+      .max(MAX_METADATA_KEY, `a metadata key may be at most ${MAX_METADATA_KEY} characters`),
+    z
+      .string()
+      .max(MAX_METADATA_VALUE, `a metadata value may be at most ${MAX_METADATA_VALUE} characters`)
+      .nullable(),
+  )
+  .refine(
+    (m) => Object.keys(m).length <= MAX_METADATA_PAIRS,
+    `a patch may set or delete at most ${MAX_METADATA_PAIRS} keys`,
+  );
 
 export const workUpdateBody = z.strictObject({ metadata: metadataPatch });
 
 /**
  * POST /work/{id} `{metadata: {k: string | null}}` — a string upserts, null deletes, omitted
- * keys stay; applied atomically. API keys only. The body is checked before the id, so a
+ * keys stay; applied atomically. API keys only. A patch that would leave the item with more
+ * than 64 keys is a 400 and changes nothing. The body is checked before the id, so a
  * bad body is a 400 even for an id that would be a 404.
  */
 export function registerWorkUpdate(app: Hono<AppEnv>): void {
@@ -53,6 +71,15 @@ export function registerWorkUpdate(app: Hono<AppEnv>): void {
       if (v === null) deletes.push(k);
       else upserts[k] = v;
     }
-    return reply(c, toWireWork(await updateMetadata(c.get('deps').db, env, workId(c), upserts, deletes)));
+    try {
+      const options = { maxPairs: MAX_METADATA_PAIRS };
+      return reply(
+        c,
+        toWireWork(await updateMetadata(c.get('deps').db, env, workId(c), upserts, deletes, options)),
+      );
+    } catch (err) {
+      if (err instanceof MetadataLimitError) throw badRequest(`metadata: ${err.message}`);
+      throw err;
+    }
   });
 }
