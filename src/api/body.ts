@@ -18,15 +18,8 @@ export const MAX_JSON_DEPTH = 32;
 
 /** The body as JSON; an empty body is `undefined`. */
 export async function readJson(c: Context<AppEnv>, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
-  const declared = Number(c.req.header('content-length') ?? Number.NaN);
-  if (declared > maxBytes) throw tooLarge(maxBytes);
-  // A declared length within the cap is read whole: the runtime holds it to that length,
-  // and the adapters read a whole body far more cheaply than through a stream reader.
-  const bytes = Number.isInteger(declared)
-    ? new Uint8Array(await c.req.arrayBuffer())
-    : await readCapped(c, maxBytes);
+  const bytes = await readBytes(c, maxBytes);
   if (bytes === null) return undefined;
-  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
   const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
   if (text.trim() === '') return undefined;
   let value: unknown;
@@ -40,7 +33,70 @@ export async function readJson(c: Context<AppEnv>, maxBytes = MAX_BODY_BYTES): P
     throw badRequest('request body must not contain U+0000');
   if (nestsDeeper(text, MAX_JSON_DEPTH))
     throw badRequest(`request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  // An escaped lone surrogate (`"\udfff"`) parses into a string no jsonb or text column takes.
+  if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value))
+    throw badRequest('request body must not contain unpaired UTF-16 surrogates');
   return value;
+}
+
+/**
+ * Reads and drops the body of a route that takes none, so that a request whose body never
+ * arrived whole (a broken chunk, a client gone mid-upload) is refused before the route acts
+ * on it. A request without a body costs a header check.
+ */
+export async function drainBody(c: Context<AppEnv>): Promise<void> {
+  if (!c.req.header('content-length') && !c.req.header('transfer-encoding')) return;
+  await readBytes(c, MAX_BODY_BYTES);
+}
+
+/**
+ * The body's bytes, at most `maxBytes` (413 beyond), or null without one. A body that did not
+ * arrive whole — shorter than its Content-Length, or cut off with the connection — is a 400:
+ * a truncated body can still parse (a JSON object ends before its chunk framing does), and the
+ * route must not act on what the client may never have finished sending.
+ */
+async function readBytes(c: Context<AppEnv>, maxBytes: number): Promise<Uint8Array | null> {
+  const declared = Number(c.req.header('content-length') ?? Number.NaN);
+  if (declared > maxBytes) throw tooLarge(maxBytes);
+  let bytes: Uint8Array | null;
+  try {
+    // A declared length within the cap is read whole: the runtime holds it to that length,
+    // and the adapters read a whole body far more cheaply than through a stream reader.
+    bytes = Number.isInteger(declared)
+      ? new Uint8Array(await c.req.arrayBuffer())
+      : await readCapped(c, maxBytes);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw incomplete();
+  }
+  if (c.req.raw.signal.aborted) throw incomplete();
+  if (bytes !== null && bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
+  return bytes;
+}
+
+const incomplete = () => badRequest('request body is incomplete: the connection ended before it did');
+
+/** A `\uD800`–`\uDFFF` escape anywhere: the only way a lone surrogate gets through JSON.parse. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Whether any key or string in `value` holds an unpaired surrogate; iterative, for deep values. */
+function hasLoneSurrogate(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return true;
+    } else if (Array.isArray(v)) {
+      stack.push(...v);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, inner] of Object.entries(v)) {
+        if (LONE_SURROGATE.test(k)) return true;
+        stack.push(inner);
+      }
+    }
+  }
+  return false;
 }
 
 /** Whether valid JSON `text` opens more than `max` arrays or objects inside one another. */

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { revokeApiKey } from '../../auth/credentials.js';
 import { ADMIN, authorize } from '../auth.js';
+import { drainBody } from '../body.js';
 import { document } from '../openapi.js';
 import { noContent } from '../reply.js';
 import type { AppEnv } from '../types.js';
@@ -22,6 +23,7 @@ export function registerApiKeysRevoke(app: Hono<AppEnv>): void {
   });
   app.post(`${API_KEYS}/:keyId/revoke`, async (c) => {
     await authorize(c, ADMIN);
+    await drainBody(c);
     const keyId = keyParam(c, 'apikey');
     if (!(await revokeApiKey(c.get('deps').db, keyId))) throw keyNotFound('apikey');
     c.get('credentials').forgetKey(keyId);

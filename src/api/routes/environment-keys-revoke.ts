@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { revokeEnvironmentKey } from '../../auth/credentials.js';
 import { ADMIN, authorize } from '../auth.js';
+import { drainBody } from '../body.js';
 import { document } from '../openapi.js';
 import { noContent } from '../reply.js';
 import type { AppEnv } from '../types.js';
@@ -21,6 +22,7 @@ export function registerEnvironmentKeysRevoke(app: Hono<AppEnv>): void {
   });
   app.post(`${ENVIRONMENT_KEYS}/:keyId/revoke`, async (c) => {
     await authorize(c, ADMIN);
+    await drainBody(c);
     const environmentId = environmentParam(c);
     const keyId = keyParam(c, 'envkey');
     if (!(await revokeEnvironmentKey(c.get('deps').db, environmentId, keyId))) throw keyNotFound('envkey');

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { archiveEnvironment } from '../../environments/index.js';
 import { ADMIN, authorize } from '../auth.js';
+import { drainBody } from '../body.js';
 import { document } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
@@ -22,6 +23,7 @@ export function registerEnvironmentsArchive(app: Hono<AppEnv>): void {
   });
   app.post(`${ENVIRONMENT}/archive`, async (c) => {
     await authorize(c, ADMIN);
+    await drainBody(c);
     const environment = await archiveEnvironment(c.get('deps').db, environmentParam(c));
     if (!environment) throw environmentNotFound();
     return reply(c, toWireEnvironment(environment));

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { deleteEnvironment } from '../../environments/index.js';
 import { ADMIN, authorize } from '../auth.js';
+import { drainBody } from '../body.js';
 import { document } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
@@ -22,6 +23,7 @@ export function registerEnvironmentsDelete(app: Hono<AppEnv>): void {
   });
   app.delete(ENVIRONMENT, async (c) => {
     await authorize(c, ADMIN);
+    await drainBody(c);
     const id = environmentParam(c);
     const outcome = await deleteEnvironment(c.get('deps').db, id);
     if (outcome === 'not_found') throw environmentNotFound();

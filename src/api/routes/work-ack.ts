@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { ack } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
+import { drainBody } from '../body.js';
 import { document } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
@@ -19,6 +20,7 @@ export function registerWorkAck(app: Hono<AppEnv>): void {
   app.post(`${WORK_BASE}/:workId/ack`, async (c) => {
     const env = environmentId(c);
     await authorize(c, ENVIRONMENT_KEY, env);
+    await drainBody(c);
     return reply(c, toWireWork(await ack(c.get('deps').db, env, workId(c))));
   });
 }

@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import { z } from 'zod';
 import { HeartbeatMismatchError, heartbeat } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
+import { drainBody } from '../body.js';
 import { badRequest, preconditionFailed } from '../errors.js';
 import { document, errorEnvelope } from '../openapi.js';
 import { reply } from '../reply.js';
@@ -40,6 +41,7 @@ export function registerWorkHeartbeat(app: Hono<AppEnv>): void {
   app.post(`${WORK_BASE}/:workId/heartbeat`, async (c) => {
     const env = environmentId(c);
     await authorize(c, ENVIRONMENT_KEY, env);
+    await drainBody(c);
     const id = workId(c);
     const expected = queryParam(c, 'expected_last_heartbeat');
     if (expected === undefined) throw badRequest('expected_last_heartbeat is required');

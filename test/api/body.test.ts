@@ -1,0 +1,114 @@
+import { connect } from 'node:net';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueEnvironmentKey } from '../../src/auth/credentials.js';
+import { maybeRow } from '../../src/db/handle.js';
+import { apiKey, environmentWithKey, testApi } from '../helpers/api.js';
+import { useTestDb } from '../helpers/db.js';
+import { createEnvironment } from '../helpers/factories.js';
+import { expectError } from '../helpers/management.js';
+import { type RunningServer, startServer } from '../helpers/server.js';
+
+/**
+ * Sends `head` and `body` over a raw socket and ends the connection without waiting for an
+ * answer: what a client that dies mid-upload, or frames its chunks wrongly, leaves behind.
+ */
+async function sendAndHangUp(port: number, head: string, body: string, waitMs: number): Promise<void> {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  socket.write(`${head}\r\n\r\n${body}`);
+  if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
+  socket.destroy();
+}
+
+describe('request bodies', () => {
+  const t = useTestDb('pg');
+
+  describe('in the app', () => {
+    it('an escaped lone surrogate anywhere in a body is a 400, a surrogate pair is an ordinary character', async () => {
+      const e = await environmentWithKey(t.db);
+      const key = await apiKey(t.db, 'platform');
+      const api = testApi(t.db);
+      const enqueue = (metadata: string) =>
+        api.call('POST', '/v1/platform/work', {
+          key,
+          body: `{"environment_id":"${e.environmentId}","session_id":"s1","kind":"tool_exec","metadata":${metadata}}`,
+        });
+      for (const lone of ['{"a":"\\udfff"}', '{"a":"x\\ud800"}', '{"\\udc00":"v"}']) {
+        const res = await enqueue(lone);
+        expect((await expectError(res, 400, 'invalid_request_error')).error.message).toMatch(/surrogate/);
+      }
+      const res = await enqueue('{"a":"\\ud83d\\ude00"}');
+      expect(res.status).toBe(201);
+      expect(((await res.json()) as { work: { metadata: Record<string, string> } }).work.metadata).toEqual({
+        a: '😀',
+      });
+    });
+  });
+
+  describe('on the Node server', () => {
+    let server: RunningServer;
+    beforeAll(async () => {
+      server = await startServer({ databaseUrl: t.url! });
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    const revokedAt = async (id: string) =>
+      (
+        await maybeRow<{ at: string | null }>(
+          t.db,
+          sql`SELECT revoked_at::text AS at FROM environment_keys WHERE id = ${id}`,
+        )
+      )?.at;
+
+    it('a route that takes no body does not act on a request whose chunked body breaks', async () => {
+      const env = await createEnvironment(t.db);
+      const issued = await issueEnvironmentKey(t.db, env, 'k', null);
+      const admin = await apiKey(t.db, 'admin');
+      const head = [
+        `POST /v1/environments/${env}/keys/${issued.id}/revoke HTTP/1.1`,
+        'host: 127.0.0.1',
+        `authorization: Bearer ${admin}`,
+        'transfer-encoding: chunked',
+      ].join('\r\n');
+      // Time for the server to dispatch on the headers before the broken chunk ends it all.
+      await sendAndHangUp(server.port, head, '2\r\n{}\r\nzz\r\n', 100);
+      // The same revoke, well formed, is served: the broken one above was refused, not lost.
+      expect(await revokedAt(issued.id)).toBeNull();
+      const res = await fetch(`${server.baseURL}/v1/environments/${env}/keys/${issued.id}/revoke`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}` },
+      });
+      expect(res.status).toBe(204);
+      expect(await revokedAt(issued.id)).not.toBeNull();
+    });
+
+    it('a JSON body that parses but whose connection ends before its last chunk changes nothing', async () => {
+      const env = await createEnvironment(t.db);
+      const admin = await apiKey(t.db, 'admin');
+      const json = '{"name":"renamed"}';
+      const head = [
+        `POST /v1/environments/${env} HTTP/1.1`,
+        'host: 127.0.0.1',
+        `authorization: Bearer ${admin}`,
+        'content-type: application/json',
+        'transfer-encoding: chunked',
+      ].join('\r\n');
+      // The whole object in one chunk, then the connection drops before the terminating 0-chunk.
+      // Hung up at once, so the server meets the body already buffered and the connection gone.
+      await sendAndHangUp(server.port, head, `${json.length.toString(16)}\r\n${json}\r\n`, 0);
+      const name = async () =>
+        (await maybeRow<{ name: string }>(t.db, sql`SELECT name FROM environments WHERE id = ${env}`))?.name;
+      expect(await name()).not.toBe('renamed');
+      const res = await fetch(`${server.baseURL}/v1/environments/${env}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: json,
+      });
+      expect(res.status).toBe(200);
+      expect(await name()).toBe('renamed');
+    });
+  });
+});
