@@ -10,6 +10,7 @@ import { CorruptRecordError, JournalUnavailableError, NotProvisionedError } from
 import {
   HeartbeatMismatchError,
   LeaseLostError,
+  MetadataLimitError,
   UnknownSessionError,
   WorkConflictError,
   WorkNotFoundError,
@@ -68,6 +69,7 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof LeaseLostError)
     return conflict('the lease is no longer held by this proof', 'lease_lost_error');
   if (err instanceof UnknownSessionError) return badRequest(err.message);
+  if (err instanceof MetadataLimitError) return badRequest(`metadata: ${err.message}`);
   if (err instanceof HeartbeatMismatchError) return preconditionFailed(err, 0);
   if (err instanceof NotProvisionedError) return serviceUnavailable('journal stream not provisioned');
   // NATS dropped or not answering: the client reconnects on its own within about 2 s.

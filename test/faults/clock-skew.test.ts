@@ -314,16 +314,6 @@ async function stoppingItem(environmentId: string, offset: string): Promise<stri
  */
 const WALL_CLOCK_ALLOWED: Array<{ file: string; text: string; why: string }> = [
   {
-    file: 'src/api/routes/work-poll.ts',
-    text: 'const deadline = Date.now() + blockMs;',
-    why: 'the long poll’s own block_ms budget: a duration on one clock, never stored or compared with a DB stamp',
-  },
-  {
-    file: 'src/api/routes/work-poll.ts',
-    text: 'const remaining = deadline - Date.now();',
-    why: 'the rest of that same budget',
-  },
-  {
     file: 'src/journal/codec.ts',
     text: 'time: new Date(m.info.timestampNanos / 1e6),',
     why: 'renders the NATS server’s stamp of a record; reads no clock',

@@ -98,11 +98,11 @@ async function longPoll(
   signal: AbortSignal,
 ): Promise<Work | null> {
   const watch = (deps.wake ?? pollingWake).watch(env);
-  const deadline = Date.now() + blockMs;
+  const deadline = performance.now() + blockMs;
   try {
     let work = await poll(deps.db, env, reclaimMs);
     while (!work && !signal.aborted) {
-      const remaining = deadline - Date.now();
+      const remaining = deadline - performance.now();
       if (remaining <= 0) break;
       await watch.wait(remaining, signal);
       if (signal.aborted) break;

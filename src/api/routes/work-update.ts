@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import { MetadataLimitError, updateMetadata } from '../../queue/index.js';
+import { updateMetadata } from '../../queue/index.js';
 import { API_KEY, authorize } from '../auth.js';
 import { MAX_PATCH_BODY_BYTES, parseWith, readJson } from '../body.js';
 import { badRequest } from '../errors.js';
@@ -71,15 +71,8 @@ export function registerWorkUpdate(app: Hono<AppEnv>): void {
       if (v === null) deletes.push(k);
       else upserts[k] = v;
     }
-    try {
-      const options = { maxPairs: MAX_METADATA_PAIRS };
-      return reply(
-        c,
-        toWireWork(await updateMetadata(c.get('deps').db, env, workId(c), upserts, deletes, options)),
-      );
-    } catch (err) {
-      if (err instanceof MetadataLimitError) throw badRequest(`metadata: ${err.message}`);
-      throw err;
-    }
+    const options = { maxPairs: MAX_METADATA_PAIRS };
+    const work = await updateMetadata(c.get('deps').db, env, workId(c), upserts, deletes, options);
+    return reply(c, toWireWork(work));
   });
 }
