@@ -11,6 +11,7 @@ import { serve } from '@hono/node-server';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { WebSocket } from 'ws';
 import { createApp } from '../src/api/app.js';
+import { PollGate } from '../src/api/poll-gate.js';
 import type { ApiDeps, JournalDeps } from '../src/api/types.js';
 import { WakeHub } from '../src/api/wake.js';
 import { ensureConfiguredAdminKey, hasAdminKey, issueApiKey } from '../src/auth/credentials.js';
@@ -139,7 +140,8 @@ async function main(): Promise<void> {
     : { shutdown: async () => {} };
 
   const deps: ApiDeps = { db: storage.db, wake: hub, log, journal: journal ?? undefined };
-  const app = createApp(deps);
+  const pollGate = new PollGate({ perKey: config.longPollsPerKey, perProcess: config.longPollsPerProcess });
+  const app = createApp(deps, { pollGate });
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
     log.info(`listening on http://${info.address}:${info.port} (${storage.description})`),
   );

@@ -49,6 +49,13 @@ export interface Config {
    * answered 503 with `retry-after` (default 3,000 ms).
    */
   dbAcquireTimeoutMs: number;
+  /**
+   * Node: concurrent long polls per environment key and per process (defaults 64 and 1,024,
+   * `src/api/poll-gate.ts`); over either → 429 with `retry-after`. Workers keep the defaults,
+   * counted per isolate.
+   */
+  longPollsPerKey: number;
+  longPollsPerProcess: number;
 }
 
 /** Node's default port: the same as `wrangler dev`, so local clients need no change between the two. */
@@ -98,6 +105,14 @@ export function parseConfig(raw: Record<string, unknown>): Config {
       100,
       60_000,
     ),
+    longPollsPerKey: integerIn(
+      'LEASEHOLD_LONG_POLLS_PER_KEY',
+      text('LEASEHOLD_LONG_POLLS_PER_KEY'),
+      64,
+      1,
+      100_000,
+    ),
+    longPollsPerProcess: integerIn('LEASEHOLD_LONG_POLLS', text('LEASEHOLD_LONG_POLLS'), 1_024, 1, 100_000),
   };
 }
 

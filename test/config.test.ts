@@ -11,10 +11,12 @@ describe('parseConfig', () => {
       preparedStatements: true,
       dbPoolSize: 10,
       dbAcquireTimeoutMs: 3_000,
+      longPollsPerKey: 64,
+      longPollsPerProcess: 1_024,
     });
   });
 
-  it('the pool size and acquire timeout take integers within their ranges and refuse the rest by name', () => {
+  it('the pool size, acquire timeout and long-poll caps take integers within their ranges and refuse the rest by name', () => {
     const config = parseConfig({ LEASEHOLD_DB_POOL_SIZE: '2', LEASEHOLD_DB_ACQUIRE_TIMEOUT_MS: '250' });
     expect(config).toMatchObject({ dbPoolSize: 2, dbAcquireTimeoutMs: 250 });
     for (const bad of ['0', '-1', '1.5', 'ten', '1001']) {
@@ -26,6 +28,10 @@ describe('parseConfig', () => {
       );
     }
     expect(() => parseConfig({ LEASEHOLD_JOURNAL_REPLICAS: '6' })).toThrow(/LEASEHOLD_JOURNAL_REPLICAS/);
+    const caps = parseConfig({ LEASEHOLD_LONG_POLLS_PER_KEY: '2', LEASEHOLD_LONG_POLLS: '5' });
+    expect(caps).toMatchObject({ longPollsPerKey: 2, longPollsPerProcess: 5 });
+    expect(() => parseConfig({ LEASEHOLD_LONG_POLLS_PER_KEY: '0' })).toThrow(/LEASEHOLD_LONG_POLLS_PER_KEY/);
+    expect(() => parseConfig({ LEASEHOLD_LONG_POLLS: 'many' })).toThrow(/LEASEHOLD_LONG_POLLS/);
   });
 
   it('LEASEHOLD_PREPARED_STATEMENTS takes on or off and refuses anything else by name', () => {
