@@ -27,12 +27,15 @@ export function listWork(
   const after = options.after
     ? sql`AND (w.created_at, w.id) < (${afterInstant(options.after.createdAt)}, ${options.after.id})`
     : sql``;
+  // NULLS LAST as in work_items_list_idx (the columns are NOT NULL, so the order is the same):
+  // a plain DESC means NULLS FIRST, which the index cannot give, and PostgreSQL would then sort
+  // every item of the environment for each page.
   return withSpan('queue.list_work', { 'environment.id': environmentId }, () =>
     rows<Work>(
       db,
       sql`SELECT ${WORK_COLUMNS} FROM work_items w
            WHERE w.environment_id = ${environmentId} AND w.lane = 'poll' ${after}
-           ORDER BY w.created_at DESC, w.id DESC
+           ORDER BY w.created_at DESC NULLS LAST, w.id DESC NULLS LAST
            LIMIT ${options.fetch}`,
     ),
   );

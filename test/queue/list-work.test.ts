@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { SqlHandle } from '../../src/db/handle.js';
 import { enqueue, listWork, poll, type Work, type WorkCursor } from '../../src/queue/index.js';
@@ -159,5 +160,39 @@ describe.each(['pg', 'pglite'] as const)('listWork (%s)', (driver) => {
       newer,
       rotated!.id,
     ]);
+  });
+});
+
+describe('listWork’s plan (pg)', () => {
+  const t = useTestDb('pg');
+
+  it('reads a page from work_items_list_idx in order, without sorting the environment', async () => {
+    const { environmentId } = await setupSession(t.db, 'self_hosted');
+    await t.db.execute(
+      sql`INSERT INTO sessions (id, environment_id)
+          SELECT 'plan_' || g, ${environmentId} FROM generate_series(1, 5000) g`,
+    );
+    await t.db.execute(
+      sql`INSERT INTO work_items (id, environment_id, session_id, kind, lane, state, created_at)
+          SELECT 'work_plan_' || g, ${environmentId}, 'plan_' || g, 'tool_exec', 'poll', 'stopped',
+                 now() - g * interval '1 ms'
+            FROM generate_series(1, 5000) g`,
+    );
+    await t.db.execute(sql`ANALYZE work_items`);
+    // The statement listWork sends, explained instead of run.
+    let plan = '';
+    const explaining: SqlHandle = {
+      execute: async (query) => {
+        const result = (await t.db.execute(sql`EXPLAIN (FORMAT JSON) ${query}`)) as { rows: unknown[] };
+        plan = JSON.stringify(result.rows);
+        return { rows: [] };
+      },
+    };
+    const after = { createdAt: new Date().toISOString(), id: 'work_zzzz' };
+    for (const cursor of [null, after]) {
+      await listWork(explaining, environmentId, { after: cursor, fetch: 21 });
+      expect(plan).toContain('work_items_list_idx');
+      expect(plan).not.toContain('"Node Type":"Sort"');
+    }
   });
 });
