@@ -175,7 +175,10 @@ describe('soak', () => {
       const samples = (await readFile(probeFile, 'utf8'))
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line) as { at: number; heapUsed: number; rss: number; fds: number });
+        .map(
+          (line) =>
+            JSON.parse(line) as { pid: number; at: number; heapUsed: number; rss: number; fds: number },
+        );
       const firstAt = samples[0]!.at;
       const measured = samples.filter((s) => (s.at - firstAt) / 1_000 >= WARMUP_S);
       const slope = slopeMbPerMinute(measured.map((s) => [(s.at - firstAt) / 60_000, s.heapUsed / 2 ** 20]));
@@ -196,6 +199,8 @@ describe('soak', () => {
           `RSS ${mb(measured[0]!.rss)} → ${mb(measured.at(-1)!.rss)} MB; fds ${measured[0]!.fds} → ${measured.at(-1)!.fds}`,
       });
 
+      // One process reported: the server's, not its launcher's as well.
+      expect(new Set(samples.map((s) => s.pid)).size).toBe(1);
       expect(errors.slice(0, 10)).toEqual([]);
       // The generator kept up: an overloaded run would measure a different load than stated.
       expect(behind).toBeLessThan(started * 0.01);

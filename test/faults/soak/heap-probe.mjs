@@ -12,13 +12,15 @@ import { runInNewContext } from 'node:vm';
 const file = process.env.LEASEHOLD_HEAP_PROBE_FILE;
 const every = Number(process.env.LEASEHOLD_HEAP_PROBE_MS ?? 5000);
 
-if (file && process.argv.some((arg) => arg.endsWith('functions/node.ts'))) {
+// tsx's launcher has the script in its argv too, after its own cli; the server's process has
+// it as the entry point itself.
+if (file && process.argv[1]?.endsWith('functions/node.ts')) {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc');
   setInterval(() => {
     gc();
     const { heapUsed, rss } = process.memoryUsage();
     const fds = readdirSync('/proc/self/fd').length;
-    appendFileSync(file, `${JSON.stringify({ at: Date.now(), heapUsed, rss, fds })}\n`);
+    appendFileSync(file, `${JSON.stringify({ pid: process.pid, at: Date.now(), heapUsed, rss, fds })}\n`);
   }, every).unref();
 }
