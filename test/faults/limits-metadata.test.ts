@@ -11,6 +11,7 @@ import { apiKey, environmentWithKey } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { recordFault } from '../helpers/faults.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
+import { type Answer, answer } from './limits/answer.js';
 
 const t = useTestDb('pg');
 let server: RunningServer;
@@ -22,17 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: { type?: string; error?: { type: string; message: string } } | null;
-}
-
-async function answer(res: Response): Promise<Answer> {
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-}
 
 describe('metadata, nesting and page-size caps', () => {
   it('each cap is a 400 naming it; at the cap the request is served', async (ctx) => {

@@ -15,6 +15,7 @@ import { apiKey, environmentWithKey } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { atScale, recordFault } from '../helpers/faults.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
+import { type Answer, answer } from './limits/answer.js';
 
 const t = useTestDb('pg');
 let server: RunningServer;
@@ -26,17 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: { type?: string; error?: { type: string; message: string } } | null;
-}
-
-async function answer(res: Response): Promise<Answer> {
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-}
 
 /** Statuses and how many answered each, e.g. `200×64, 429×64`. */
 function tally(answers: Answer[]): string {

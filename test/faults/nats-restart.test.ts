@@ -29,6 +29,7 @@ import { runDurableTurn, type TurnOutcome } from '../../src/turns/durable-turn.j
 import { useTestDb } from '../helpers/db.js';
 import { readWork, setupSession } from '../helpers/factories.js';
 import { atScale, recordFault } from '../helpers/faults.js';
+import { nextStatus, untilJournalWorks } from '../helpers/journal.js';
 import { type NatsServer, startNatsServer } from '../helpers/nats-server.js';
 
 const TURNS = atScale(12, 60);
@@ -77,25 +78,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await nats?.stop();
 });
-
-/** Resolves on the connection's next status event of `type`. */
-async function nextStatus(nc: NatsConnection, type: string): Promise<void> {
-  for await (const s of nc.status()) if (s.type === type) return;
-}
-
-/** Retries `op` while it fails with JournalUnavailableError; how long until it worked. */
-async function untilWorks(op: () => Promise<unknown>, boundMs: number): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    try {
-      await op();
-      return performance.now() - started;
-    } catch (err) {
-      if (!(err instanceof JournalUnavailableError) || performance.now() - started > boundMs) throw err;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-}
 
 describe('nats-server killed and restarted under durable turns', () => {
   it('rejects journal calls at once during the outage, retries each failed turn with the next claimant, repeats no recorded model call or unsafe tool, and check() holds', async (ctx) => {
@@ -180,14 +162,14 @@ describe('nats-server killed and restarted under durable turns', () => {
         }
         const restartAt = performance.now();
         await nats.start();
-        const recoveryMs = await untilWorks(
+        const recoveryMs = await untilJournalWorks(
           () => probe.append('entry', { back: outages.length }),
           RECOVERY_BOUND_MS,
         );
         // Every worker's connection redials on its own schedule; the outage ends when all are back.
         await Promise.all(
           connections.map((nc) =>
-            untilWorks(() => readTail(jetstream(nc), 'probe', 'agent'), RECOVERY_BOUND_MS),
+            untilJournalWorks(() => readTail(jetstream(nc), 'probe', 'agent'), RECOVERY_BOUND_MS),
           ),
         );
         outages.push({ killedAt, backAt: performance.now(), probeRejectMs, recoveryMs });

@@ -6,6 +6,7 @@
 import { type JetStreamClient, jetstream, jetstreamManager, type PubAck } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { encodeBody, recordHeaders } from '../../src/journal/codec.js';
+import { JournalUnavailableError } from '../../src/journal/errors.js';
 import { read } from '../../src/journal/read.js';
 import { ensureJournalStream, type JournalStreamOptions } from '../../src/journal/stream.js';
 import type { ToolFn } from '../../src/journal/tool.js';
@@ -100,4 +101,26 @@ export function deferred<T = void>(): Deferred<T> {
     resolve = r;
   });
   return { promise, resolve };
+}
+
+/** Resolves on the connection's next status event of `type`. */
+export async function nextStatus(nc: NatsConnection, type: string): Promise<void> {
+  for await (const s of nc.status()) if (s.type === type) return;
+}
+
+/**
+ * Retries `op` while it fails with JournalUnavailableError (the server away), for at most
+ * `boundMs`; how long until it worked.
+ */
+export async function untilJournalWorks(op: () => Promise<unknown>, boundMs: number): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    try {
+      await op();
+      return performance.now() - started;
+    } catch (err) {
+      if (!(err instanceof JournalUnavailableError) || performance.now() - started > boundMs) throw err;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
 }

@@ -5,14 +5,22 @@
  * the server is back (restarted in place: same ports, same store).
  */
 import { jetstream } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { check } from '../../src/journal/check.js';
 import { JournalUnavailableError } from '../../src/journal/errors.js';
 import { Journal } from '../../src/journal/journal.js';
 import { OutcomeUnknownError } from '../../src/journal/publish.js';
 import { read } from '../../src/journal/read.js';
-import { connectJs, provisionJournal, recordTypes, STEP, taskOf, uniqueRun } from '../helpers/journal.js';
+import {
+  connectJs,
+  nextStatus,
+  provisionJournal,
+  recordTypes,
+  STEP,
+  taskOf,
+  uniqueRun,
+  untilJournalWorks,
+} from '../helpers/journal.js';
 import { freezeServer, useNatsServer } from '../helpers/nats.js';
 
 /** Failing fast: well under the 2 s publish timeout and the client's 5 s request timeout. */
@@ -29,25 +37,6 @@ async function elapsed<T>(
     return { ms: performance.now() - started, value, error: undefined };
   } catch (error) {
     return { ms: performance.now() - started, value: undefined, error };
-  }
-}
-
-/** Resolves on the connection's next status event of `type`. */
-async function nextStatus(nc: NatsConnection, type: string): Promise<void> {
-  for await (const s of nc.status()) if (s.type === type) return;
-}
-
-/** Retries `op` until it succeeds; returns how long that took. */
-async function untilWorks(op: () => Promise<unknown>, boundMs: number): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    try {
-      await op();
-      return performance.now() - started;
-    } catch (err) {
-      if (!(err instanceof JournalUnavailableError) || performance.now() - started > boundMs) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
   }
 }
 
@@ -89,7 +78,7 @@ describe('the journal during a NATS outage', () => {
 
     await nats.start();
     // Nothing was sent, so the handle still writes: the next record takes the refused one's place.
-    const recovery = await untilWorks(() => j.append('entry', { after: true }), BACK_WITHIN_MS);
+    const recovery = await untilJournalWorks(() => j.append('entry', { after: true }), BACK_WITHIN_MS);
     expect(recovery).toBeLessThan(BACK_WITHIN_MS);
     const records = await read(js, run, STEP);
     expect(records.map((r) => r.data)).toEqual([expect.anything(), { before: true }, { after: true }]);
@@ -115,7 +104,7 @@ describe('the journal during a NATS outage', () => {
     expect(performance.now() - killedAt).toBeLessThan(FAST_MS);
 
     await nats.start();
-    await untilWorks(() => read(js, run, STEP), BACK_WITHIN_MS);
+    await untilJournalWorks(() => read(js, run, STEP), BACK_WITHIN_MS);
     await expect(j.append('entry', { next: true })).rejects.toThrow(/may or may not be stored/);
   });
 
@@ -126,7 +115,7 @@ describe('the journal during a NATS outage', () => {
     await j.append('entry', { n: 1 });
     await nats.kill();
     await nats.start();
-    await untilWorks(() => j.append('entry', { n: 2 }), BACK_WITHIN_MS);
+    await untilJournalWorks(() => j.append('entry', { n: 2 }), BACK_WITHIN_MS);
     await j.commit({ action: 'complete' });
     expect(await recordTypes(jetstream(await nats.connect()), run)).toEqual([
       'claim',
