@@ -86,6 +86,22 @@ describe('the Worker under workerd', () => {
     });
   });
 
+  it('a database it cannot reach is a 503 with retry-after in the error envelope, not a 500', async () => {
+    // The same proxy, told to reach a port where nothing listens: the connection fails.
+    const unreachable = new URL(bindings.DATABASE_URL);
+    unreachable.port = '1';
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request('http://leasehold.test/v1/environments', { headers: { authorization: 'Bearer lh_x' } }),
+      { ...bindings, DATABASE_URL: unreachable.toString() },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+  });
+
   it('the scheduled handler finalizes an abandoned wind-down', async () => {
     const workId = await withDb(async (db) => {
       const s = await setupSession(db, 'self_hosted');
