@@ -32,8 +32,15 @@ export function overHttp(port: number, quiet: Target['quiet']): Target & { close
   const send = (wire: WireRequest) =>
     new Promise<Answer>((resolve, reject) => {
       const started = performance.now();
-      const headers = wire.headers.flat();
-      if (wire.body instanceof Uint8Array) headers.push('content-length', String(wire.body.length));
+      // An object whose values are lists, not a raw array: Node sends a list as repeated header
+      // lines (duplicates survive), and only in an object does it see a Content-Length — given a
+      // raw array it adds Transfer-Encoding: chunked as well, and the parser refuses both at once.
+      const headers: Record<string, string[]> = {};
+      for (const [name, value] of wire.headers) {
+        const key = name.toLowerCase();
+        headers[key] = [...(headers[key] ?? []), value];
+      }
+      if (wire.body instanceof Uint8Array) headers['content-length'] = [String(wire.body.length)];
       const req = http.request(
         {
           host: '127.0.0.1',
