@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,6 +84,32 @@ describe('request bodies', () => {
       });
       expect(res.status).toBe(204);
       expect(await revokedAt(issued.id)).not.toBeNull();
+    });
+
+    it('a route that takes no body refuses an oversized chunked one with 413 and does not act', async () => {
+      const env = await createEnvironment(t.db);
+      const admin = await apiKey(t.db, 'admin');
+      const chunk = new Uint8Array(64 * 1024).fill(0x20);
+      const res = await new Promise<number>((resolve, reject) => {
+        const req = request(
+          `${server.baseURL}/v1/environments/${env}`,
+          // Node frames a DELETE body only when told to: unframed, the bytes would be a second request.
+          { method: 'DELETE', headers: { authorization: `Bearer ${admin}`, 'transfer-encoding': 'chunked' } },
+          (r) => {
+            r.resume();
+            resolve(r.statusCode ?? 0);
+          },
+        );
+        req.on('error', (err: NodeJS.ErrnoException) =>
+          err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err),
+        );
+        // Chunked (no Content-Length), 2 MiB in all: over the 1 MiB cap.
+        for (let i = 0; i < 32; i++) req.write(chunk);
+        req.end();
+      });
+      expect(res).toBe(413);
+      const row = await maybeRow(t.db, sql`SELECT 1 FROM environments WHERE id = ${env}`);
+      expect(row).not.toBeNull();
     });
 
     it('a JSON body that parses but whose connection ends before its last chunk changes nothing', async () => {

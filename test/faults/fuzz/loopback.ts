@@ -41,6 +41,10 @@ export function overHttp(port: number, quiet: Target['quiet']): Target & { close
         headers[key] = [...(headers[key] ?? []), value];
       }
       if (wire.body instanceof Uint8Array) headers['content-length'] = [String(wire.body.length)];
+      // A streamed body is framed as chunked whatever the method: Node frames it unasked only
+      // for methods that usually carry one, and an unframed DELETE body would reach the server
+      // as a second, garbled request (and the DELETE would be served without a body).
+      else if (wire.body !== null) headers['transfer-encoding'] ??= ['chunked'];
       const req = http.request(
         {
           host: '127.0.0.1',
