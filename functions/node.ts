@@ -24,8 +24,6 @@ import { runOnce, WORK_CHANNEL } from '../src/queue/index.js';
 import type { Telemetry } from './telemetry.js';
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../drizzle');
-/** How often housekeeping runs; each run is bounded and safe to overlap with another replica's. */
-const HOUSEKEEPING_EVERY_MS = 60_000;
 
 const log = {
   info: (message: string) => console.warn(`[leasehold] ${message}`),
@@ -146,12 +144,16 @@ async function main(): Promise<void> {
     log.info(`listening on http://${info.address}:${info.port} (${storage.description})`),
   );
 
+  // Each run is bounded and safe to overlap with another replica's; 0 leaves it to others.
   let housekeeping: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    housekeeping = runOnce({ db: storage.db }).catch((err: Error) =>
-      log.warn('housekeeping', { error: err.message }),
-    );
-  }, HOUSEKEEPING_EVERY_MS);
+  const timer =
+    config.housekeepingEveryMs > 0
+      ? setInterval(() => {
+          housekeeping = runOnce({ db: storage.db }).catch((err: Error) =>
+            log.warn('housekeeping', { error: err.message }),
+          );
+        }, config.housekeepingEveryMs)
+      : undefined;
 
   let stopping = false;
   // Responses in flight. server.close() waits for every open socket, and a client keeps its

@@ -56,6 +56,11 @@ export interface Config {
    */
   longPollsPerKey: number;
   longPollsPerProcess: number;
+  /**
+   * Node: how often this process runs housekeeping (default 60,000 ms); 0 turns it off, for
+   * replicas that leave it to others or to an external cron. Runs may overlap safely.
+   */
+  housekeepingEveryMs: number;
 }
 
 /** Node's default port: the same as `wrangler dev`, so local clients need no change between the two. */
@@ -113,6 +118,13 @@ export function parseConfig(raw: Record<string, unknown>): Config {
       100_000,
     ),
     longPollsPerProcess: integerIn('LEASEHOLD_LONG_POLLS', text('LEASEHOLD_LONG_POLLS'), 1_024, 1, 100_000),
+    housekeepingEveryMs: integerIn(
+      'LEASEHOLD_HOUSEKEEPING_EVERY_MS',
+      text('LEASEHOLD_HOUSEKEEPING_EVERY_MS'),
+      60_000,
+      0,
+      86_400_000,
+    ),
   };
 }
 

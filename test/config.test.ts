@@ -13,6 +13,7 @@ describe('parseConfig', () => {
       dbAcquireTimeoutMs: 3_000,
       longPollsPerKey: 64,
       longPollsPerProcess: 1_024,
+      housekeepingEveryMs: 60_000,
     });
   });
 
@@ -32,6 +33,10 @@ describe('parseConfig', () => {
     expect(caps).toMatchObject({ longPollsPerKey: 2, longPollsPerProcess: 5 });
     expect(() => parseConfig({ LEASEHOLD_LONG_POLLS_PER_KEY: '0' })).toThrow(/LEASEHOLD_LONG_POLLS_PER_KEY/);
     expect(() => parseConfig({ LEASEHOLD_LONG_POLLS: 'many' })).toThrow(/LEASEHOLD_LONG_POLLS/);
+    expect(parseConfig({ LEASEHOLD_HOUSEKEEPING_EVERY_MS: '0' }).housekeepingEveryMs).toBe(0);
+    expect(() => parseConfig({ LEASEHOLD_HOUSEKEEPING_EVERY_MS: '-5' })).toThrow(
+      /LEASEHOLD_HOUSEKEEPING_EVERY_MS/,
+    );
   });
 
   it('LEASEHOLD_PREPARED_STATEMENTS takes on or off and refuses anything else by name', () => {

@@ -27,7 +27,7 @@ export function inProcess(app: Hono<AppEnv>): Target {
 }
 
 /** The real server at `port`, one request at a time over a kept-alive connection. */
-export function overHttp(port: number, quiet: Target['quiet']): Target & { close(): void } {
+export function overHttp(port: number): Target & { close(): void } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const send = (wire: WireRequest) =>
     new Promise<Answer>((resolve, reject) => {
@@ -80,7 +80,7 @@ export function overHttp(port: number, quiet: Target['quiet']): Target & { close
       });
       writeBody(req, wire).catch(() => {});
     });
-  return { send, quiet, close: () => agent.destroy() };
+  return { send, close: () => agent.destroy() };
 }
 
 async function writeBody(req: http.ClientRequest, wire: WireRequest): Promise<void> {
