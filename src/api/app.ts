@@ -9,7 +9,7 @@ import { CredentialCache } from '../auth/credential-cache.js';
 import { pgCode } from '../db/errors.js';
 import { newId } from '../ids.js';
 import { serverSpans } from '../telemetry/server-span.js';
-import { type ApiError, errorBody, internalError, notFound, toApiError } from './errors.js';
+import { type ApiError, badRequest, errorBody, internalError, notFound, toApiError } from './errors.js';
 import { PollGate } from './poll-gate.js';
 import { PollRecords } from './poll-record.js';
 import { registerRoutes } from './routes/index.js';
@@ -45,6 +45,7 @@ export function createApp(
     c.set('credentials', credentials);
     c.set('pollRecords', pollRecords);
     c.set('pollGate', pollGate);
+    refuseUnframedBody(c.req.header('transfer-encoding'));
     await next();
     c.res.headers.set('request-id', requestId);
   });
@@ -64,6 +65,17 @@ export function createApp(
   });
 
   return app;
+}
+
+/**
+ * A request whose Transfer-Encoding does not end in `chunked` has no length a server can
+ * trust (RFC 9112 §6.3: refuse it). Node's parser hands such a request to the app when its
+ * headers end and only fails on the body, answering 400 itself — by then the route may have
+ * acted. So the app refuses it first; the client sees the parser's 400 either way.
+ */
+function refuseUnframedBody(transferEncoding: string | undefined): void {
+  if (transferEncoding === undefined || /(^|,)\s*chunked\s*$/i.test(transferEncoding)) return;
+  throw badRequest('Transfer-Encoding must end with chunked');
 }
 
 function respondError(requestId: string, err: ApiError): Response {

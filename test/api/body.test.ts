@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueEnvironmentKey } from '../../src/auth/credentials.js';
 import { maybeRow } from '../../src/db/handle.js';
+import { enqueue } from '../../src/queue/enqueue.js';
 import { apiKey, environmentWithKey, testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { createEnvironment } from '../helpers/factories.js';
@@ -110,6 +111,27 @@ describe('request bodies', () => {
       expect(res).toBe(413);
       const row = await maybeRow(t.db, sql`SELECT 1 FROM environments WHERE id = ${env}`);
       expect(row).not.toBeNull();
+    });
+
+    it('a request whose Transfer-Encoding does not end in chunked is refused before its route acts', async () => {
+      const e = await environmentWithKey(t.db);
+      const { work } = await enqueue(t.db, { ...e, kind: 'tool_exec' });
+      const poll = `/v1/environments/${e.environmentId}/work/poll`;
+      const socket = connect(server.port, '127.0.0.1');
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      let raw = '';
+      socket.on('data', (chunk: Buffer) => {
+        raw += chunk.toString('utf8');
+      });
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      const head = [`GET ${poll} HTTP/1.1`, 'host: 127.0.0.1', `authorization: Bearer ${e.key}`];
+      socket.write([...head, 'transfer-encoding: gzip', '', ''].join('\r\n'));
+      await closed;
+      // Node's parser answers (it fails on the body); the app must not have polled meanwhile:
+      // the item is still there for the next poll, which was sent after the first was dispatched.
+      expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+      const next = await fetch(`${server.baseURL}${poll}`, { headers: { authorization: `Bearer ${e.key}` } });
+      expect(((await next.json()) as { id: string } | null)?.id).toBe(work.id);
     });
 
     it('a JSON body that parses but whose connection ends before its last chunk changes nothing', async () => {
