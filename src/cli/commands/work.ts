@@ -2,24 +2,12 @@
  * `work list|get|stop`: one environment's work items. `list` takes the environment key (as the
  * API: a worker's view); `get` an API key; `stop` either.
  */
+
+import type { WireWork } from '../../api/wire.js';
 import { expectPositionals, integer, text } from '../args.js';
 import { seg } from '../client.js';
 import type { Command, CommandDef } from '../context.js';
 import { formatRecord, formatTable } from '../table.js';
-
-interface WireWork {
-  id: string;
-  environment_id: string;
-  created_at: string;
-  data: { id: string };
-  state: string;
-  metadata: Record<string, string>;
-  acknowledged_at: string | null;
-  latest_heartbeat_at: string | null;
-  started_at: string | null;
-  stop_requested_at: string | null;
-  stopped_at: string | null;
-}
 
 const workPath = (env: string, id?: string) =>
   `/v1/environments/${seg(env)}/work${id === undefined ? '' : `/${seg(id)}`}`;
