@@ -17,13 +17,20 @@ export function pgDetail(err: unknown): string | undefined {
 }
 
 function field(err: unknown, name: 'code' | 'detail', valid: (value: string) => boolean): string | undefined {
-  let e: unknown = err;
-  for (let depth = 0; depth < 4 && e !== null && typeof e === 'object'; depth++) {
-    const value = (e as Record<string, unknown>)[name];
+  for (const e of causes(err)) {
+    const value = e[name];
     if (typeof value === 'string' && valid(value)) return value;
-    e = (e as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** The error and what it wraps (`cause`), a few levels deep: Drizzle and drivers nest them. */
+function* causes(err: unknown): Generator<Record<string, unknown>> {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e !== null && typeof e === 'object'; depth++) {
+    yield e as Record<string, unknown>;
+    e = (e as { cause?: unknown }).cause;
+  }
 }
 
 /**
@@ -55,13 +62,10 @@ const UNAVAILABLE_MESSAGES =
  * retry — rather than a bug or a refused statement. Looks through Drizzle's wrapping.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  let e: unknown = err;
-  for (let depth = 0; depth < 4 && e !== null && typeof e === 'object'; depth++) {
-    const { code, message } = e as { code?: unknown; message?: unknown };
+  for (const { code, message } of causes(err)) {
     if (typeof code === 'string' && (UNAVAILABLE_STATES.test(code) || UNAVAILABLE_ERRNOS.has(code)))
       return true;
     if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
-    e = (e as { cause?: unknown }).cause;
   }
   return false;
 }
