@@ -156,6 +156,28 @@ export const workerPolls = pgTable(
   (t) => [primaryKey({ columns: [t.environmentId, t.workerId] })],
 );
 
+/**
+ * Per-environment queue samples, one row per environment per minute, written by housekeeping
+ * (`queue/samples.ts`) and pruned after about an hour: the history an operator console charts.
+ * Kept in a table rather than in memory because a Worker holds nothing between requests.
+ */
+export const queueSamples = pgTable(
+  'queue_samples',
+  {
+    environmentId: text('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    // date_trunc('minute', now()) of the sample: the key that bounds the table.
+    minute: stamp('minute').notNull(),
+    depth: integer('depth').notNull(),
+    pending: integer('pending').notNull(),
+    workersPolling: integer('workers_polling').notNull(),
+    claimQueued: integer('claim_queued').notNull(),
+    oldestQueuedAt: stamp('oldest_queued_at'),
+  },
+  (t) => [primaryKey({ columns: [t.environmentId, t.minute] })],
+);
+
 /** Environment keys: the data-plane credential of one environment's workers. */
 export const environmentKeys = pgTable(
   'environment_keys',

@@ -5,10 +5,11 @@ import { maybeRow, type SqlHandle } from '../db/handle.js';
 export type DeleteOutcome = 'deleted' | 'not_found' | 'has_sessions';
 
 /**
- * Deletes an environment that has no sessions, cascading to its worker polls and environment
- * keys (it can have no work items: every item belongs to one of its sessions). Sessions are bound to their environment for life (no cascade), so
- * one that still has sessions stays: `has_sessions`. A session inserted concurrently makes
- * the foreign key refuse the delete, which is the same answer.
+ * Deletes an environment that has no sessions, cascading to its worker polls, environment
+ * keys and queue samples (it can have no work items: every item belongs to one of its
+ * sessions). Sessions are bound to their environment for life (no cascade), so one that
+ * still has sessions stays: `has_sessions`. A session inserted concurrently makes the
+ * foreign key refuse the delete, which is the same answer.
  */
 export async function deleteEnvironment(db: SqlHandle, id: string): Promise<DeleteOutcome> {
   try {

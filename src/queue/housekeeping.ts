@@ -7,6 +7,7 @@ import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { FINALIZE_BATCH } from './poll.js';
+import { pruneSamples, sampleQueues } from './samples.js';
 import { interval } from './sql.js';
 import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
 
@@ -20,6 +21,10 @@ export interface HousekeepingOptions {
 export interface HousekeepingCounts {
   finalized: number;
   reaped: number;
+  /** Queue samples written (one per non-archived environment). */
+  sampled: number;
+  /** Queue samples deleted for being older than the retention. */
+  pruned: number;
 }
 
 const DEFAULT_MAX_BATCHES = 20;
@@ -72,7 +77,10 @@ export function reapPolls(db: SqlHandle, options: HousekeepingOptions = {}): Pro
   );
 }
 
-/** One housekeeping pass, as a cron trigger runs it; one span, so a run is one trace. */
+/**
+ * One housekeeping pass, as a cron trigger runs it; one span, so a run is one trace. The
+ * sample is taken after finalize and reap, so it sees the queue they leave behind.
+ */
 export function runOnce(
   deps: { db: SqlHandle },
   options: HousekeepingOptions = {},
@@ -80,7 +88,9 @@ export function runOnce(
   return withSpan('queue.housekeeping', {}, async () => {
     const finalized = await finalizeAbandoned(deps.db, options);
     const reaped = await reapPolls(deps.db, options);
-    return { finalized, reaped };
+    const sampled = await sampleQueues(deps.db);
+    const pruned = await pruneSamples(deps.db);
+    return { finalized, reaped, sampled, pruned };
   });
 }
 

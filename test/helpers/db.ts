@@ -31,7 +31,7 @@ export interface TestDb {
   close(): Promise<void>;
 }
 
-const TABLES = 'worker_polls, work_items, sessions, environment_keys, api_keys, environments';
+const TABLES = 'queue_samples, worker_polls, work_items, sessions, environment_keys, api_keys, environments';
 
 export async function openTestDb(driver: Driver, options: { poolSize?: number } = {}): Promise<TestDb> {
   if (driver === 'pglite') {

@@ -1,7 +1,14 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { SqlHandle } from '../../src/db/handle.js';
-import { finalizeAbandoned, poll, reapPolls, recordPoll, runOnce } from '../../src/queue/index.js';
+import {
+  finalizeAbandoned,
+  poll,
+  readSamples,
+  reapPolls,
+  recordPoll,
+  runOnce,
+} from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import {
   agePoll,
@@ -150,22 +157,31 @@ describe.each(['pg', 'pglite'] as const)('housekeeping (%s)', (driver) => {
     expect(await pollCount(t.db)).toBe(0);
   });
 
-  it('runOnce finalizes and reaps, and returns both counts', async () => {
+  it('runOnce finalizes, reaps, then samples and prunes, and returns every count', async () => {
     const target = await setupSession(t.db);
     await insertWork(t.db, target, { state: 'stopping', leaseInMs: -1_000, count: 3 });
     // Recorded first: a recordPoll would itself reap the environment's aged rows.
     await recordPoll(t.db, target.environmentId, 'live');
     await insertPolls(t.db, target.environmentId, 4, 60_000);
-    expect(await runOnce({ db: t.db })).toEqual({ finalized: 3, reaped: 4 });
+    // One sample per environment; nothing is old enough to prune yet.
+    expect(await runOnce({ db: t.db })).toEqual({ finalized: 3, reaped: 4, sampled: 1, pruned: 0 });
     expect(await pollers(t.db, target.environmentId)).toEqual(['live']);
-    expect(await runOnce({ db: t.db })).toEqual({ finalized: 0, reaped: 0 });
+    // The sample is taken after the reap: only the live worker counts.
+    expect(await readSamples(t.db, target.environmentId, 60)).toMatchObject([{ workersPolling: 1 }]);
+    expect(await runOnce({ db: t.db })).toEqual({ finalized: 0, reaped: 0, sampled: 1, pruned: 0 });
   });
 
-  it('runOnce passes its bounds to both steps', async () => {
+  it('runOnce passes its bounds to finalize and reap; sampling is one row per environment', async () => {
     const target = await setupSession(t.db);
     await insertWork(t.db, target, { state: 'stopping', leaseInMs: -1_000, count: 5 });
     await insertPolls(t.db, target.environmentId, 5, 60_000);
-    expect(await runOnce({ db: t.db }, { batch: 2, maxBatches: 1 })).toEqual({ finalized: 2, reaped: 2 });
+    await createEnvironment(t.db, 'cloud');
+    expect(await runOnce({ db: t.db }, { batch: 2, maxBatches: 1 })).toEqual({
+      finalized: 2,
+      reaped: 2,
+      sampled: 2,
+      pruned: 0,
+    });
   });
 });
 

@@ -233,6 +233,8 @@ describe('tracing', () => {
       'cancel_session',
       'finalize_abandoned',
       'reap_polls',
+      'sample_queues',
+      'prune_samples',
     ];
     const names = new Set(spans().map((s) => s.name));
     expect(ops.filter((op) => !names.has(`queue.${op}`))).toEqual([]);
@@ -244,7 +246,7 @@ describe('tracing', () => {
     }
     expect(only('queue.cancel_session').attributes).toMatchObject({ 'session.id': platform.sessionId });
     const housekeeping = only('queue.housekeeping');
-    for (const op of ['finalize_abandoned', 'reap_polls']) {
+    for (const op of ['finalize_abandoned', 'reap_polls', 'sample_queues', 'prune_samples']) {
       expect(only(`queue.${op}`).parentSpanContext?.spanId, op).toBe(housekeeping.spanContext().spanId);
     }
   });

@@ -14,6 +14,7 @@ export const TABLES = [
   'sessions',
   'work_items',
   'worker_polls',
+  'queue_samples',
   'environment_keys',
   'api_keys',
 ];

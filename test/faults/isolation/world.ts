@@ -182,11 +182,19 @@ export function allSecrets(w: World): string[] {
   return [...sides, ...Object.values(w.admin), ...Object.values(w.platform)].map((k) => k.secret);
 }
 
-const TABLES = ['environments', 'sessions', 'work_items', 'environment_keys', 'worker_polls', 'api_keys'];
+const TABLES = [
+  'environments',
+  'sessions',
+  'work_items',
+  'environment_keys',
+  'worker_polls',
+  'queue_samples',
+  'api_keys',
+];
 
 /**
  * A digest of the rows as stored: of one environment's rows when `environmentId` is given
- * (its environment, sessions, items, keys and poll records), else of every table.
+ * (its environment, sessions, items, keys, poll records and queue samples), else of every table.
  */
 export async function fingerprint(db: SqlHandle, environmentId?: string): Promise<string> {
   const parts: string[] = [];
