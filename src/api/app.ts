@@ -6,6 +6,7 @@
  */
 import { Hono } from 'hono';
 import { CredentialCache } from '../auth/credential-cache.js';
+import { registerConsole } from '../console/index.js';
 import { pgCode } from '../db/errors.js';
 import { newId } from '../ids.js';
 import { serverSpans } from '../telemetry/server-span.js';
@@ -51,6 +52,7 @@ export function createApp(
   });
 
   registerRoutes(app);
+  registerConsole(app);
 
   app.notFound((c) =>
     respondError(c.get('requestId') ?? newId('req'), notFound(`no such endpoint: ${c.req.path}`)),

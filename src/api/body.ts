@@ -39,6 +39,19 @@ export async function readJson(c: Context<AppEnv>, maxBytes = MAX_BODY_BYTES): P
   return value;
 }
 
+/** A console form post's fields: url-encoded, at most `maxBytes`, no U+0000. */
+export async function readForm(c: Context<AppEnv>, maxBytes = 16 * 1024): Promise<URLSearchParams> {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type))
+    throw badRequest('a form must be sent as application/x-www-form-urlencoded');
+  const bytes = await readBytes(c, maxBytes);
+  const text = bytes === null ? '' : new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  const form = new URLSearchParams(text);
+  for (const value of form.values())
+    if (value.includes('\u0000')) throw badRequest('form fields must not contain U+0000');
+  return form;
+}
+
 /**
  * Reads and drops the body of a route that takes none, so that a request whose body never
  * arrived whole (a broken chunk, a client gone mid-upload) is refused before the route acts

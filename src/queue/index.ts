@@ -36,6 +36,13 @@ export { assertLease, complete, extend, requeue } from './lease.js';
 export { listWork, type WorkCursor } from './list-work.js';
 export { FINALIZE_BATCH, poll } from './poll.js';
 export { recordPoll } from './record-poll.js';
+export {
+  pruneSamples,
+  type QueueSample,
+  readSamples,
+  SAMPLE_RETENTION_MINUTES,
+  sampleQueues,
+} from './samples.js';
 export { stats, WORKERS_POLLING_WINDOW_MS } from './stats.js';
 export { stop } from './stop.js';
 export * from './types.js';

@@ -38,6 +38,7 @@ export const WORK_LANES = ['claim', 'poll'] as const;
 
 export type WorkKind = (typeof WORK_KINDS)[number];
 export type WorkState = (typeof WORK_STATES)[number];
+export type WorkLane = (typeof WORK_LANES)[number];
 
 /** RFC 3339 UTC with microseconds, trailing zeros trimmed, `Z` (e.g. `2026-11-30T09:34:12.12345Z`). */
 export type Timestamp = string;

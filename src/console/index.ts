@@ -1,0 +1,29 @@
+/**
+ * The operator console at /console: server-rendered pages, one small script, and the uPlot
+ * chart, all served by the app itself (Node and Workers alike). Pages are for an admin API
+ * key; see `session.ts` for how the browser keeps it.
+ */
+import type { Hono } from 'hono';
+import { notFound } from '../api/errors.js';
+import type { AppEnv } from '../api/types.js';
+import { registerActions } from './actions.js';
+import { registerConsoleAssets } from './assets.js';
+import { consoleGate } from './gate.js';
+import { registerLive } from './live.js';
+import { registerReadRoutes } from './read-routes.js';
+import { CONSOLE_BASE } from './session.js';
+import { registerSignIn } from './sign-in.js';
+
+export function registerConsole(app: Hono<AppEnv>): void {
+  app.use(CONSOLE_BASE, consoleGate());
+  app.use(`${CONSOLE_BASE}/*`, consoleGate());
+  registerConsoleAssets(app);
+  registerSignIn(app);
+  registerReadRoutes(app);
+  registerActions(app);
+  registerLive(app);
+  // Unknown console paths get the console's own not-found page, not the API's JSON.
+  app.all(`${CONSOLE_BASE}/*`, () => {
+    throw notFound('no such console page');
+  });
+}

@@ -1,0 +1,99 @@
+import { html } from 'hono/html';
+import type { BrowsedWork } from '../../queue/browse-work.js';
+import { consoleHref, duration, type Html, page, stateBadge, table, when } from '../html.js';
+
+export interface WorkItemView {
+  item: BrowsedWork;
+  sessionItems: BrowsedWork[];
+  notice?: string | undefined;
+}
+
+/** The lifecycle in order; a step not reached yet is shown hollow. */
+function timeline(w: BrowsedWork): Html {
+  const steps: [string, string | null, string][] = [
+    ['Created', w.createdAt, 'enqueued for its session'],
+    ['Acknowledged', w.acknowledgedAt, 'a worker took it (startup lease)'],
+    ['Started', w.startedAt, 'first heartbeat'],
+    ['Last heartbeat', w.lastHeartbeat, 'the latest heartbeat the server accepted'],
+    ['Stop requested', w.stopRequestedAt, 'graceful or forced stop asked for'],
+    ['Stopped', w.stoppedAt, 'done: it will not run again'],
+  ];
+  const t0 = Date.parse(w.createdAt);
+  return html`<ol class="timeline" aria-label="Lifecycle">${steps.map(([label, at, what]) => {
+    const after =
+      at && label !== 'Created' ? html` <span class="muted">(+${duration(Date.parse(at) - t0)})</span>` : '';
+    return html`<li class="${at ? 'done' : 'pending'}"><span class="step">${label}</span>
+${at ? html`${when(at)}${after}` : html`<span class="muted">not yet</span>`}<br><span class="muted">${what}</span></li>`;
+  })}</ol>`;
+}
+
+function leaseText(w: BrowsedWork): string {
+  if (!w.leaseExpiresAt) return 'none';
+  const what =
+    w.lane === 'claim'
+      ? 'lease'
+      : ((
+          {
+            queued: 'poll reservation',
+            starting: 'startup lease',
+            active: 'heartbeat lease',
+            stopping: 'wind-down lease',
+          } as Record<string, string>
+        )[w.state] ?? 'lease');
+  return `${what} ${w.leaseLive ? 'until' : 'lapsed at'}`;
+}
+
+export function workItemPage(v: WorkItemView): Html {
+  const w = v.item;
+  const env = `/environments/${encodeURIComponent(w.environmentId)}`;
+  const self = `/work/${encodeURIComponent(w.id)}`;
+  const metadata = Object.entries(w.metadata);
+  const canStop = w.lane === 'poll' && w.state !== 'stopped';
+  return page(
+    { title: `Work ${w.id}`, notice: v.notice },
+    html`<p><a href="${consoleHref('')}">Environments</a> › <a href="${consoleHref(env)}">${w.environmentId}</a> ›</p>
+<h1>Work item <code>${w.id}</code></h1>
+<dl class="facts">
+<dt>State</dt><dd>${stateBadge(w.state)}</dd>
+<dt>Kind</dt><dd>${w.kind} <span class="muted">(${w.lane} lane)</span></dd>
+<dt>Environment</dt><dd><a href="${consoleHref(env)}"><code>${w.environmentId}</code></a></dd>
+<dt>Session</dt><dd><code>${w.sessionId}</code></dd>
+<dt>Claims</dt><dd>${w.claims} <span class="muted">(times handed out)</span></dd>
+<dt>Lease</dt><dd>${leaseText(w)} ${w.leaseExpiresAt ? when(w.leaseExpiresAt) : ''}</dd>
+<dt>Last change</dt><dd>${when(w.updatedAt)}</dd>
+${w.traceContext?.traceparent ? html`<dt>Trace</dt><dd><code>${w.traceContext.traceparent}</code></dd>` : ''}
+</dl>
+<div class="actions">
+${canStop ? html`<a class="button" href="${consoleHref(`${self}/stop`)}">Stop…</a>` : ''}
+<a class="button secondary" href="${consoleHref(`/sessions/${encodeURIComponent(w.sessionId)}/cancel`, { from: w.id })}">Cancel session…</a>
+</div>
+
+<h2>Timeline</h2>
+${timeline(w)}
+
+<h2>Metadata</h2>
+${table(
+  'Metadata',
+  ['Key', 'Value'],
+  metadata.map(
+    ([k, val]) => html`<tr><th scope="row"><code>${k}</code></th><td><code>${val}</code></td></tr>`,
+  ),
+  'No metadata.',
+)}
+
+<h2>The session’s other items</h2>
+${table(
+  `Other items of session ${w.sessionId}, newest first`,
+  ['Item', 'Kind', 'State', 'Created', 'Claims'],
+  v.sessionItems
+    .filter((o) => o.id !== w.id)
+    .map(
+      (
+        o,
+      ) => html`<tr><th scope="row"><a href="${consoleHref(`/work/${encodeURIComponent(o.id)}`)}"><code>${o.id}</code></a></th>
+<td>${o.kind}</td><td>${stateBadge(o.state)}</td><td>${when(o.createdAt)}</td><td class="num">${o.claims}</td></tr>`,
+    ),
+  'No other items.',
+)}`,
+  );
+}
