@@ -18,8 +18,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
-/** 339 KiB gzipped when set (2026-11-30), plus ~20 % headroom. */
-const BUDGET_GZIP_KIB = 410;
+/** 388 KiB gzipped when last raised (2026-11-30, the console and its bundled uPlot), plus ~20 % headroom. */
+const BUDGET_GZIP_KIB = 470;
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const wrangler = path.join(root, 'node_modules', '.bin', 'wrangler');

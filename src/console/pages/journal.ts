@@ -33,7 +33,7 @@ function runForm(run: string | undefined): Html {
 }
 
 function violations(list: string[]): Html {
-  if (list.length === 0) return html`<span class="muted">none</span>`;
+  if (list.length === 0) return html`<span class="muted">no violations</span>`;
   return html`<ul>${list.map((v) => html`<li class="violation">${v}</li>`)}</ul>`;
 }
 

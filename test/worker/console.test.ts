@@ -1,0 +1,74 @@
+/**
+ * The console inside workerd: sign-in, a page that reads through the queue and the API in
+ * process (one Neon Pool per request), an action, and a bundled asset.
+ */
+import { exports } from 'cloudflare:workers';
+import { env } from 'cloudflare:test';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { issueApiKey, issueEnvironmentKey } from '../../src/auth/credentials.js';
+import { connectNeon } from '../../src/db/drivers/neon.js';
+import { maybeRow } from '../../src/db/handle.js';
+import { enqueue } from '../../src/queue/enqueue.js';
+import { setupSession } from '../helpers/factories.js';
+
+const bindings = env as unknown as { DATABASE_URL: string; LEASEHOLD_NEON_WS_PROXY: string };
+const ORIGIN = 'http://leasehold.test';
+
+async function withDb<T>(fn: (db: ReturnType<typeof connectNeon>['db']) => Promise<T>): Promise<T> {
+  const conn = connectNeon(bindings.DATABASE_URL, { localProxy: bindings.LEASEHOLD_NEON_WS_PROXY });
+  try {
+    return await fn(conn.db);
+  } finally {
+    await conn.close();
+  }
+}
+
+const fetchWorker = (path: string, init: RequestInit = {}) =>
+  (exports as unknown as { default: { fetch(r: Request): Promise<Response> } }).default.fetch(
+    new Request(`${ORIGIN}${path}`, { redirect: 'manual', ...init }),
+  );
+
+describe('the console under workerd', () => {
+  it('signs in, shows an environment with its items, stops one, and serves its assets', async () => {
+    const { admin, environmentId, workId } = await withDb(async (db) => {
+      const s = await setupSession(db, 'self_hosted');
+      await issueEnvironmentKey(db, s.environmentId, 'console test', null);
+      const { work } = await enqueue(db, { ...s, kind: 'tool_exec' });
+      const issued = await issueApiKey(db, 'console test admin', 'admin', null);
+      return { admin: issued.key, environmentId: s.environmentId, workId: work.id };
+    });
+
+    const signIn = await fetchWorker('/console/sign-in', {
+      method: 'POST',
+      headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ key: admin }).toString(),
+    });
+    expect(signIn.status).toBe(303);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    expect(cookie).toMatch(/^leasehold_console=/);
+
+    const page = await fetchWorker(`/console/environments/${environmentId}`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(workId);
+    expect(html).toContain('data-chart');
+
+    const stop = await fetchWorker(`/console/work/${workId}/stop`, {
+      method: 'POST',
+      headers: { cookie, origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'mode=force',
+    });
+    expect(stop.status).toBe(303);
+    const row = await withDb((db) =>
+      maybeRow<{ state: string }>(db, sql`SELECT state FROM work_items WHERE id = ${workId}`),
+    );
+    expect(row?.state).toBe('stopped');
+
+    const script = /<script src="(\/console\/assets\/uplot-[0-9a-f]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetchWorker(script!);
+    expect(asset.status).toBe(200);
+    expect(await asset.text()).toContain('uPlot');
+  });
+});
