@@ -37,8 +37,9 @@ export function browseWork(
 ): Promise<BrowsedWork[]> {
   const state = filter.state ? sql`AND w.state = ${filter.state}` : sql``;
   const kind = filter.kind ? sql`AND w.kind = ${filter.kind}` : sql``;
-  const at = filter.after ? instant(filter.after.createdAt) : null;
-  const after = filter.after && at ? sql`AND (w.created_at, w.id) < (${at}, ${filter.after.id})` : sql``;
+  const after = filter.after
+    ? sql`AND (w.created_at, w.id) < (${cursorInstant(filter.after)}, ${filter.after.id})`
+    : sql``;
   return withSpan('queue.browse_work', { 'environment.id': environmentId }, () =>
     rows<BrowsedWork>(
       db,
@@ -48,4 +49,11 @@ export function browseWork(
            LIMIT ${filter.fetch}`,
     ),
   );
+}
+
+/** Cursors are checked when decoded, so a bad one here is a caller's bug, as in `listWork`. */
+function cursorInstant(after: WorkCursor) {
+  const at = instant(after.createdAt);
+  if (!at) throw new TypeError(`not a cursor position: ${JSON.stringify(after.createdAt)}`);
+  return at;
 }

@@ -2,8 +2,9 @@
  * The console inside workerd: sign-in, a page that reads through the queue and the API in
  * process (one Neon Pool per request), an action, and a bundled asset.
  */
-import { exports } from 'cloudflare:workers';
+
 import { env } from 'cloudflare:test';
+import { exports } from 'cloudflare:workers';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { issueApiKey, issueEnvironmentKey } from '../../src/auth/credentials.js';
