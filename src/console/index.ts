@@ -8,6 +8,7 @@ import { notFound } from '../api/errors.js';
 import type { AppEnv } from '../api/types.js';
 import { registerActions } from './actions.js';
 import { registerConsoleAssets } from './assets.js';
+import { operator } from './context.js';
 import { consoleGate } from './gate.js';
 import { registerLive } from './live.js';
 import { registerReadRoutes } from './read-routes.js';
@@ -22,8 +23,10 @@ export function registerConsole(app: Hono<AppEnv>): void {
   registerReadRoutes(app);
   registerActions(app);
   registerLive(app);
-  // Unknown console paths get the console's own not-found page, not the API's JSON.
-  app.all(`${CONSOLE_BASE}/*`, () => {
+  // Unknown console paths get the console's own not-found page, not the API's JSON, and only
+  // after sign-in, as the API's fallbacks answer only after authentication.
+  app.all(`${CONSOLE_BASE}/*`, async (c) => {
+    await operator(app, c);
     throw notFound('no such console page');
   });
 }

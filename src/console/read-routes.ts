@@ -14,7 +14,7 @@ import { sessionWork } from '../queue/session-work.js';
 import { WORK_KINDS, WORK_STATES, type WorkKind, type WorkState } from '../queue/types.js';
 import { noticeFor, operator } from './context.js';
 import { seg } from './internal-api.js';
-import { environmentPage } from './pages/environment.js';
+import { type EnvironmentView, environmentPage } from './pages/environment.js';
 import { environmentsPage } from './pages/environments.js';
 import { journalRunPage, journalStepPage, type WireRecord, type WireReport } from './pages/journal.js';
 import { workItemPage } from './pages/work-item.js';
@@ -26,6 +26,8 @@ const SESSION_ITEMS = 50;
 const JOURNAL_PAGE = 500;
 export const CHART_MINUTES = 60;
 const TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
+
+type KeyList = { data: NonNullable<EnvironmentView['keys']> };
 
 interface WireEnvironment {
   id: string;
@@ -76,12 +78,7 @@ export function registerReadRoutes(app: Hono<AppEnv>): void {
     const samples = await readSamples(db, id, CHART_MINUTES);
     const keys =
       env.config.type === 'self_hosted'
-        ? (
-            await api<{ data: NonNullable<Parameters<typeof environmentPage>[0]['keys']> }>(
-              'GET',
-              `/v1/environments/${seg(id)}/keys`,
-            )
-          ).data
+        ? (await api<KeyList>('GET', `/v1/environments/${seg(id)}/keys`)).data
         : null;
     const found = await browseWork(db, id, { state, kind, after, fetch: WORK_PAGE + 1 });
     const items = found.slice(0, WORK_PAGE);

@@ -80,4 +80,20 @@ describe('the console gate', () => {
       expect(res.headers.get('x-frame-options'), r.path).toBe('DENY');
     }
   });
+
+  it('an unknown console path sends a caller who has not signed in to sign-in, and a signed-in one to a 404 page', async () => {
+    const { app } = consoleRoutes();
+    const anonymous = await app.request('/console/no/such/page');
+    expect([anonymous.status, anonymous.headers.get('location')]).toEqual([303, '/console/sign-in']);
+    const admin = await issueApiKey(t.db, 'gate test', 'admin', null);
+    const signIn = await app.request('/console/sign-in', {
+      method: 'POST',
+      headers: { origin: 'http://localhost', 'content-type': 'application/x-www-form-urlencoded' },
+      body: `key=${encodeURIComponent(admin.key)}`,
+    });
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const missing = await app.request('/console/no/such/page', { headers: { cookie } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toMatch(/^text\/html/);
+  });
 });

@@ -18,13 +18,17 @@ function timeline(w: BrowsedWork): Html {
     ['Stop requested', w.stopRequestedAt, 'graceful or forced stop asked for'],
     ['Stopped', w.stoppedAt, 'done: it will not run again'],
   ];
-  const t0 = Date.parse(w.createdAt);
   return html`<ol class="timeline" aria-label="Lifecycle">${steps.map(([label, at, what]) => {
-    const after =
-      at && label !== 'Created' ? html` <span class="muted">(+${duration(Date.parse(at) - t0)})</span>` : '';
+    const since = at && label !== 'Created' ? sinceCreated(w.createdAt, at) : null;
+    const after = since === null ? '' : html` <span class="muted">(+${since})</span>`;
     return html`<li class="${at ? 'done' : 'pending'}"><span class="step">${label}</span>
 ${at ? html`${when(at)}${after}` : html`<span class="muted">not yet</span>`}<br><span class="muted">${what}</span></li>`;
   })}</ol>`;
+}
+
+/** How long after creation a step came, from the two database stamps (no clock is read). */
+function sinceCreated(createdAt: string, at: string): string {
+  return duration(Date.parse(at) - Date.parse(createdAt));
 }
 
 function leaseText(w: BrowsedWork): string {
