@@ -9,6 +9,7 @@ import type { AppEnv } from '../api/types.js';
 import { environmentSummaries } from '../queue/environment-summaries.js';
 import { readSamples } from '../queue/samples.js';
 import { operator } from './context.js';
+import { figures } from './figures.js';
 import { CHART_MINUTES } from './read-routes.js';
 import { CONSOLE_BASE } from './session.js';
 
@@ -22,7 +23,7 @@ export function registerLive(app: Hono<AppEnv>): void {
     const ids = (c.req.query('ids') ?? '').split(',').filter((id) => id !== '');
     if (ids.length > MAX_IDS || !ids.every((id) => ID.test(id)))
       throw badRequest(`ids must be up to ${MAX_IDS} environment ids, comma-separated`);
-    return c.json({ data: await environmentSummaries(db, [...new Set(ids)]) });
+    return c.json({ data: (await environmentSummaries(db, [...new Set(ids)])).map(figures) });
   });
 
   app.get(`${CONSOLE_BASE}/live/environments/:environmentId/samples`, async (c) => {
@@ -30,6 +31,6 @@ export function registerLive(app: Hono<AppEnv>): void {
     const id = c.req.param('environmentId');
     const samples = await readSamples(db, id, CHART_MINUTES);
     const [now] = await environmentSummaries(db, [id]);
-    return c.json({ samples, now });
+    return c.json({ samples, now: now && figures(now) });
   });
 }

@@ -4,6 +4,7 @@
  */
 import type { Context, Hono } from 'hono';
 import { ApiError, badRequest, notFound } from '../api/errors.js';
+import type { WireRecord, WireReport } from '../api/routes/journal-wire.js';
 import type { AppEnv } from '../api/types.js';
 import { decodeCursor, encodeCursor } from '../api/wire.js';
 import { browseWork } from '../queue/browse-work.js';
@@ -16,7 +17,7 @@ import { noticeFor, operator } from './context.js';
 import { seg } from './internal-api.js';
 import { type EnvironmentView, environmentPage } from './pages/environment.js';
 import { environmentsPage } from './pages/environments.js';
-import { journalRunPage, journalStepPage, type WireRecord, type WireReport } from './pages/journal.js';
+import { journalRunPage, journalStepPage } from './pages/journal.js';
 import { workItemPage } from './pages/work-item.js';
 import { CONSOLE_BASE } from './session.js';
 

@@ -5,8 +5,8 @@
  * carries the security headers.
  */
 import { describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/auth/credentials.js';
 import { testApi } from '../helpers/api.js';
+import { consoleSession } from '../helpers/console.js';
 import { useTestDb } from '../helpers/db.js';
 
 const OPEN = new Set(['GET /console/sign-in', 'POST /console/sign-in', 'GET /console/assets/:file']);
@@ -48,13 +48,7 @@ describe('the console gate', () => {
 
   it('a signed-in admin still cannot post a form without the console origin', async () => {
     const { app, routes } = consoleRoutes();
-    const admin = await issueApiKey(t.db, 'gate test', 'admin', null);
-    const signIn = await app.request('/console/sign-in', {
-      method: 'POST',
-      headers: { origin: 'http://localhost', 'content-type': 'application/x-www-form-urlencoded' },
-      body: `key=${encodeURIComponent(admin.key)}`,
-    });
-    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const { cookie } = await consoleSession(t.db, app);
     const posts = routes.filter((r) => r.method === 'POST');
     expect(posts.length).toBeGreaterThanOrEqual(6);
     for (const r of posts) {
@@ -85,13 +79,7 @@ describe('the console gate', () => {
     const { app } = consoleRoutes();
     const anonymous = await app.request('/console/no/such/page');
     expect([anonymous.status, anonymous.headers.get('location')]).toEqual([303, '/console/sign-in']);
-    const admin = await issueApiKey(t.db, 'gate test', 'admin', null);
-    const signIn = await app.request('/console/sign-in', {
-      method: 'POST',
-      headers: { origin: 'http://localhost', 'content-type': 'application/x-www-form-urlencoded' },
-      body: `key=${encodeURIComponent(admin.key)}`,
-    });
-    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const { cookie } = await consoleSession(t.db, app);
     const missing = await app.request('/console/no/such/page', { headers: { cookie } });
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-type')).toMatch(/^text\/html/);

@@ -3,27 +3,16 @@
  * process (one Neon Pool per request), an action, and a bundled asset.
  */
 
-import { env } from 'cloudflare:test';
 import { exports } from 'cloudflare:workers';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { issueApiKey, issueEnvironmentKey } from '../../src/auth/credentials.js';
-import { connectNeon } from '../../src/db/drivers/neon.js';
 import { maybeRow } from '../../src/db/handle.js';
 import { enqueue } from '../../src/queue/enqueue.js';
 import { setupSession } from '../helpers/factories.js';
+import { withDb } from './db.js';
 
-const bindings = env as unknown as { DATABASE_URL: string; LEASEHOLD_NEON_WS_PROXY: string };
 const ORIGIN = 'http://leasehold.test';
-
-async function withDb<T>(fn: (db: ReturnType<typeof connectNeon>['db']) => Promise<T>): Promise<T> {
-  const conn = connectNeon(bindings.DATABASE_URL, { localProxy: bindings.LEASEHOLD_NEON_WS_PROXY });
-  try {
-    return await fn(conn.db);
-  } finally {
-    await conn.close();
-  }
-}
 
 const fetchWorker = (path: string, init: RequestInit = {}) =>
   (exports as unknown as { default: { fetch(r: Request): Promise<Response> } }).default.fetch(

@@ -13,21 +13,10 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import worker from '../../functions/worker.js';
 import { issueEnvironmentKey } from '../../src/auth/credentials.js';
-import { connectNeon } from '../../src/db/drivers/neon.js';
 import { maybeRow } from '../../src/db/handle.js';
 import { enqueue } from '../../src/queue/enqueue.js';
 import { setupSession } from '../helpers/factories.js';
-
-const bindings = env as unknown as { DATABASE_URL: string; LEASEHOLD_NEON_WS_PROXY: string };
-
-async function withDb<T>(fn: (db: ReturnType<typeof connectNeon>['db']) => Promise<T>): Promise<T> {
-  const conn = connectNeon(bindings.DATABASE_URL, { localProxy: bindings.LEASEHOLD_NEON_WS_PROXY });
-  try {
-    return await fn(conn.db);
-  } finally {
-    await conn.close();
-  }
-}
+import { bindings, withDb } from './db.js';
 
 const call = (path: string, key: string, init: RequestInit = {}) =>
   (exports as unknown as { default: { fetch(r: Request): Promise<Response> } }).default.fetch(

@@ -27,6 +27,9 @@ export function toWireRecord(r: JournalRecord) {
   };
 }
 
+/** A record as the journal routes answer it. */
+export type WireRecord = ReturnType<typeof toWireRecord>;
+
 export const wireRecordSchema = z.object({
   seq: z.int().describe('stream sequence: the record position, and the cursor to resume after'),
   time: z.string().describe('when the server stored the record (RFC 3339)'),
@@ -60,6 +63,9 @@ export function toWireReport(report: CheckReport) {
     skipped: report.skipped,
   };
 }
+
+/** A run's check() report as the journal routes answer it. */
+export type WireReport = ReturnType<typeof toWireReport>;
 
 export const wireCheckReportSchema = z.object({
   run_id: z.string(),

@@ -2,6 +2,7 @@
  * `journal read|check` over the platform lane (platform or admin API key; the server needs
  * NATS_URL, else 503), and `journal provision`, which talks to NATS itself.
  */
+import type { WireRecord, WireReport } from '../../api/routes/journal-wire.js';
 import { ConfigError, parseConfig } from '../../config.js';
 import { expectPositionals, integer, text } from '../args.js';
 import { seg } from '../client.js';
@@ -9,25 +10,9 @@ import type { Command, CommandDef } from '../context.js';
 import { FindingError, UsageError } from '../errors.js';
 import { formatTable } from '../table.js';
 
-interface WireRecord {
-  seq: number;
-  time: string;
-  type: string;
-  iteration: number;
-  attempt: number;
-  delivered: number;
-  index: number;
-  data: unknown;
-}
 interface JournalPage {
   data: WireRecord[];
   next_after_seq: number | null;
-}
-interface CheckReport {
-  run_id: string;
-  ok: boolean;
-  steps: { step_id: string; records: number; commits: number; violations: string[] }[];
-  skipped: string[];
 }
 
 /** The API's largest page: a long journal is read in as few requests as it allows. */
@@ -74,7 +59,7 @@ export const journalCommands: CommandDef[] = [
       'violation (after printing it), so a script can gate on it.',
     async run(cmd: Command) {
       const [run] = expectPositionals(cmd.positionals, ['run']);
-      const report = (await cmd.client.get(`/v1/platform/runs/${seg(run!)}/check`)) as CheckReport;
+      const report = (await cmd.client.get(`/v1/platform/runs/${seg(run!)}/check`)) as WireReport;
       if (cmd.json) cmd.out.json(report);
       else {
         cmd.out.text(

@@ -17,17 +17,6 @@
     }
   }
 
-  function formatAge(ms) {
-    if (ms === null || ms === undefined) return '—';
-    if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
-    const s = Math.floor(ms / 1000);
-    if (s < 60) return `${s} s`;
-    const m = Math.floor(s / 60);
-    if (m < 60) return `${m} min ${s % 60} s`;
-    const h = Math.floor(m / 60);
-    return h < 48 ? `${h} h ${m % 60} min` : `${Math.floor(h / 24)} d ${h % 24} h`;
-  }
-
   /** Every [data-env][data-field] cell on the page shows one figure of one environment. */
   function liveCells() {
     const cells = document.querySelectorAll('[data-live-env][data-field]');
@@ -41,7 +30,7 @@
       const s = byId.get(cell.dataset.liveEnv);
       if (!s) continue;
       const field = cell.dataset.field;
-      const text = field === 'oldestQueuedMs' ? formatAge(s.oldestQueuedMs) : String(s[field]);
+      const text = String(s[field]);
       if (cell.textContent !== text) cell.textContent = text;
     }
     const stamp = document.querySelector('[data-live-stamp]');

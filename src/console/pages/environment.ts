@@ -3,6 +3,7 @@ import type { BrowsedWork } from '../../queue/browse-work.js';
 import type { EnvironmentSummary } from '../../queue/environment-summaries.js';
 import type { QueueSample } from '../../queue/samples.js';
 import { WORK_KINDS, WORK_STATES } from '../../queue/types.js';
+import type { Figures } from '../figures.js';
 import { consoleHref, duration, type Html, page, stateBadge, table, when } from '../html.js';
 
 export interface EnvironmentView {
@@ -21,7 +22,7 @@ export interface EnvironmentView {
 
 const envPath = (id: string) => `/environments/${encodeURIComponent(id)}`;
 
-function figure(envId: string, label: string, field: keyof EnvironmentSummary, text: string): Html {
+function figure(envId: string, label: string, field: keyof Figures, text: string): Html {
   return html`<div><dt>${label}</dt><dd data-live-env="${envId}" data-field="${field}">${text}</dd></div>`;
 }
 
@@ -46,7 +47,7 @@ export function environmentPage(v: EnvironmentView): Html {
 <dl class="figures">
 ${figure(v.id, 'Depth', 'depth', String(s.depth))}
 ${figure(v.id, 'Pending', 'pending', String(s.pending))}
-${figure(v.id, 'Oldest queued', 'oldestQueuedMs', duration(s.oldestQueuedMs))}
+${figure(v.id, 'Oldest queued', 'oldestQueuedAge', duration(s.oldestQueuedMs))}
 ${figure(v.id, 'Workers polling', 'workersPolling', String(s.workersPolling))}
 ${figure(v.id, 'Claim queued', 'claimQueued', String(s.claimQueued))}
 ${figure(v.id, 'Claim leased', 'claimLeased', String(s.claimLeased))}

@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import type { EnvironmentSummary } from '../../queue/environment-summaries.js';
+import type { Figures } from '../figures.js';
 import { consoleHref, duration, type Html, page, table } from '../html.js';
 
 export interface EnvironmentRow {
@@ -11,7 +12,7 @@ export interface EnvironmentRow {
 }
 
 /** A figure cell the client script keeps current (`data-live-env` + `data-field`). */
-export function liveCell(envId: string, field: keyof EnvironmentSummary, text: string): Html {
+export function liveCell(envId: string, field: keyof Figures, text: string): Html {
   return html`<td class="num" data-live-env="${envId}" data-field="${field}">${text}</td>`;
 }
 
@@ -23,7 +24,7 @@ export function environmentsPage(rows: EnvironmentRow[], nextPage: string | null
 <td>${e.kind}${e.archivedAt ? html` <span class="badge">archived</span>` : ''}</td>
 ${liveCell(e.id, 'depth', String(s?.depth ?? 0))}
 ${liveCell(e.id, 'pending', String(s?.pending ?? 0))}
-${liveCell(e.id, 'oldestQueuedMs', duration(s?.oldestQueuedMs))}
+${liveCell(e.id, 'oldestQueuedAge', duration(s?.oldestQueuedMs))}
 ${liveCell(e.id, 'workersPolling', String(s?.workersPolling ?? 0))}
 ${liveCell(e.id, 'claimQueued', String(s?.claimQueued ?? 0))}
 </tr>`;

@@ -1,26 +1,7 @@
 import { html } from 'hono/html';
+import type { WireRecord, WireReport } from '../../api/routes/journal-wire.js';
 import { compareRank, identityKey } from '../../journal/claim-rank.js';
 import { consoleHref, type Html, page, table, when } from '../html.js';
-
-/** The journal routes' wire shapes (src/api/routes/journal-wire.ts). */
-export interface WireRecord {
-  seq: number;
-  time: string;
-  type: string;
-  iteration: number;
-  attempt: number;
-  delivered: number;
-  stream_seq: number;
-  dispatch_nonce: string | null;
-  index: number;
-  data: unknown;
-}
-export interface WireReport {
-  run_id: string;
-  ok: boolean;
-  steps: { step_id: string; records: number; commits: number; violations: string[] }[];
-  skipped: string[];
-}
 
 const stepHref = (run: string, step: string) =>
   consoleHref(`/journal/${encodeURIComponent(run)}/${encodeURIComponent(step)}`);
