@@ -5,19 +5,18 @@
  */
 import type { Hono } from 'hono';
 import type { AppEnv } from '../api/types.js';
-import { consoleCss, consoleJs, uplotCss, uplotJs } from './assets.generated.js';
+import {
+  consoleCss,
+  consoleCssHash,
+  consoleJs,
+  consoleJsHash,
+  uplotCss,
+  uplotCssHash,
+  uplotJs,
+  uplotJsHash,
+} from './assets.generated.js';
 
 const BASE = '/console/assets';
-
-/** FNV-1a, 32 bits: enough to tell two versions of a file apart in its name. */
-function fingerprint(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16).padStart(8, '0');
-}
 
 interface Asset {
   body: string;
@@ -25,8 +24,8 @@ interface Asset {
 }
 
 const files = new Map<string, Asset>();
-function asset(name: string, ext: 'js' | 'css', body: string): string {
-  const file = `${name}-${fingerprint(body)}.${ext}`;
+function asset(name: string, ext: 'js' | 'css', body: string, hash: string): string {
+  const file = `${name}-${hash}.${ext}`;
   files.set(file, {
     body,
     type: ext === 'js' ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8',
@@ -35,10 +34,10 @@ function asset(name: string, ext: 'js' | 'css', body: string): string {
 }
 
 export const ASSET_PATHS = {
-  js: asset('console', 'js', consoleJs),
-  css: asset('console', 'css', consoleCss),
-  uplotJs: asset('uplot', 'js', uplotJs),
-  uplotCss: asset('uplot', 'css', uplotCss),
+  js: asset('console', 'js', consoleJs, consoleJsHash),
+  css: asset('console', 'css', consoleCss, consoleCssHash),
+  uplotJs: asset('uplot', 'js', uplotJs, uplotJsHash),
+  uplotCss: asset('uplot', 'css', uplotCss, uplotCssHash),
 } as const;
 
 /** GET /console/assets/{file}: no credentials needed, nothing in them is secret. */
