@@ -34,7 +34,7 @@ describe('console assets', () => {
       for (const ref of assetRefs(await res.text())) refs.set(ref.path, ref.type);
     expect(refs.size).toBe(4);
     for (const [path, type] of refs) {
-      expect(path).toMatch(/^\/console\/assets\/[a-z]+-[0-9a-f]{8}\.(js|css)$/);
+      expect(path).toMatch(/^\/console\/assets\/[a-z]+-[0-9a-f]{12}\.(js|css)$/);
       // No cookie: assets are public.
       const res = await anon.request(path);
       expect(res.status, path).toBe(200);
