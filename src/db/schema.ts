@@ -103,6 +103,10 @@ export const workItems = pgTable(
     stoppedAt: stamp('stopped_at'),
     // W3C carrier {traceparent, tracestate?} captured at enqueue; NULL when there was no span.
     traceContext: jsonb('trace_context').$type<Record<string, string>>(),
+    // Heartbeats accepted from the item's current holder (the first one included); back to 0
+    // when the item is handed out again. For operators: the wire does not show it. Declared
+    // last because the migration that added it appends it.
+    heartbeats: integer('heartbeats').notNull().default(0),
   },
   (t) => [
     check(

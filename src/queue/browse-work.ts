@@ -12,11 +12,13 @@ export interface BrowsedWork extends Work {
   updatedAt: Timestamp;
   /** Whether `leaseExpiresAt` is still ahead by the database's clock; null without a lease. */
   leaseLive: boolean | null;
+  /** Heartbeats accepted from the current holder. */
+  heartbeats: number;
 }
 
 /** `WORK_COLUMNS` plus what only an operator sees. */
 export const BROWSED_COLUMNS = sql`${WORK_COLUMNS}, w.lane, ${sql.raw(ts('w.updated_at'))} AS "updatedAt",
-  (w.lease_expires_at >= now()) AS "leaseLive"`;
+  (w.lease_expires_at >= now()) AS "leaseLive", w.heartbeats`;
 
 export interface BrowseFilter {
   state?: WorkState;

@@ -38,7 +38,7 @@ export function heartbeat(
       row = await maybeRow(
         db,
         sql`UPDATE work_items w
-               SET state = 'active', last_heartbeat = now(), started_at = now(),
+               SET state = 'active', last_heartbeat = now(), started_at = now(), heartbeats = 1,
                    lease_expires_at = now() + ${ttl}, updated_at = now()
              WHERE ${scope} AND w.state = 'starting' AND w.last_heartbeat IS NULL
          RETURNING ${LAST_HEARTBEAT}, w.state`,
@@ -50,6 +50,7 @@ export function heartbeat(
         db,
         sql`UPDATE work_items w
                SET last_heartbeat = CASE WHEN w.state = 'active' THEN now() ELSE w.last_heartbeat END,
+                   heartbeats = CASE WHEN w.state = 'active' THEN w.heartbeats + 1 ELSE w.heartbeats END,
                    lease_expires_at = CASE WHEN w.state = 'active' THEN now() + ${ttl} ELSE w.lease_expires_at END,
                    updated_at = now()
              WHERE ${scope} AND w.last_heartbeat = ${echoed}

@@ -57,7 +57,7 @@ export function poll(db: SqlHandle, environmentId: string, reclaimMs: number): P
       )
       UPDATE work_items w
          SET id = CASE WHEN picked.first THEN w.id ELSE ${newId('work')} END,
-             state = 'queued', last_heartbeat = NULL, acknowledged_at = NULL, started_at = NULL,
+             state = 'queued', last_heartbeat = NULL, heartbeats = 0, acknowledged_at = NULL, started_at = NULL,
              lease_expires_at = now() + ${interval(reclaimMs)}, updated_at = now(), claims = w.claims + 1
         FROM picked
        WHERE w.id = picked.id

@@ -166,10 +166,11 @@ describe('the console in Chromium', () => {
     await page.getByRole('link', { name: polled.id }).click();
     await page.getByRole('heading', { name: 'Timeline' }).waitFor();
     const timeline = page.getByRole('list', { name: 'Lifecycle' });
-    for (const step of ['Created', 'Acknowledged', 'Started', 'Last heartbeat']) {
+    for (const step of ['Created', 'Acknowledged', 'Started', 'Heartbeats']) {
       await expect.poll(() => timeline.locator('li.done', { hasText: step }).count()).toBe(1);
     }
     expect(await timeline.locator('li.pending', { hasText: 'Stopped' }).count()).toBe(1);
+    expect(await timeline.locator('li', { hasText: 'Heartbeats' }).textContent()).toContain('1 accepted');
     expect(await page.locator('dl.facts').textContent()).toContain('heartbeat lease until');
     await browser.shot('04-work-item');
   });

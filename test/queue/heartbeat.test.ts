@@ -93,6 +93,26 @@ describe.each(['pg', 'pglite'] as const)('heartbeat (%s)', (driver) => {
     expect(await leaseWindowMs(t.db, id)).toBeCloseTo(30_000, 6);
   });
 
+  it('counts the heartbeats it accepts from the holder, not refused echoes, and a re-hand-out starts again at 0', async () => {
+    const target = await setupSession(t.db);
+    const { id } = await wireWork(t.db, target, 'starting');
+    const count = async (workId: string) =>
+      (await maybeRow<{ n: number }>(t.db, sql`SELECT heartbeats AS n FROM work_items WHERE id = ${workId}`))!
+        .n;
+    expect(await count(id)).toBe(0);
+    let last = (await heartbeat(t.db, target.environmentId, id, NO_HEARTBEAT, 30)).lastHeartbeat;
+    const first = last;
+    for (let i = 0; i < 3; i++)
+      last = (await heartbeat(t.db, target.environmentId, id, last, 30)).lastHeartbeat;
+    expect(await count(id)).toBe(4);
+    await mismatch(heartbeat(t.db, target.environmentId, id, first, 30));
+    expect(await count(id)).toBe(4);
+    await lapseLease(t.db, id);
+    const again = (await poll(t.db, target.environmentId, 60_000))!;
+    expect(again.id).not.toBe(id);
+    expect(await count(again.id)).toBe(0);
+  });
+
   it('NO_HEARTBEAT is exact and case-sensitive: any other spelling is an unparseable echo', async () => {
     const target = await setupSession(t.db);
     const { id } = await wireWork(t.db, target, 'starting');

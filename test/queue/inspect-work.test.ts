@@ -82,11 +82,12 @@ describe.each(['pg', 'pglite'] as const)('inspectWork (%s)', (driver) => {
       await setCreatedAt(t.db, id, '2026-01-01T00:00:00.123456Z');
       const wire = await getWork(t.db, target.environmentId, id);
       const inspected = await inspectWork(t.db, id);
-      const { lane, updatedAt, leaseLive, ...work } = inspected!;
+      const { lane, updatedAt, leaseLive, heartbeats, ...work } = inspected!;
       expect(work).toEqual(wire);
       expect(lane).toBe('poll');
       expect(updatedAt).toMatch(RFC3339_US);
       expect(leaseLive).toBe(wire.leaseExpiresAt === null ? null : true);
+      expect(heartbeats).toBe(wire.lastHeartbeat === null ? 0 : 1);
       expect(inspected!.createdAt).toBe('2026-01-01T00:00:00.123456Z');
       for (const value of [
         work.createdAt,

@@ -14,7 +14,11 @@ function timeline(w: BrowsedWork): Html {
     ['Created', w.createdAt, 'enqueued for its session'],
     ['Acknowledged', w.acknowledgedAt, 'a worker took it (startup lease)'],
     ['Started', w.startedAt, 'first heartbeat'],
-    ['Last heartbeat', w.lastHeartbeat, 'the latest heartbeat the server accepted'],
+    [
+      'Heartbeats',
+      w.lastHeartbeat,
+      `${w.heartbeats} accepted from its current holder; the time is the latest`,
+    ],
     ['Stop requested', w.stopRequestedAt, 'graceful or forced stop asked for'],
     ['Stopped', w.stoppedAt, 'done: it will not run again'],
   ];

@@ -1,0 +1,1 @@
+ALTER TABLE "work_items" ADD COLUMN "heartbeats" integer DEFAULT 0 NOT NULL;
