@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { withSpan } from '../telemetry/tracing.js';
-import { interval, ts } from './sql.js';
-import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
+import { queueFigures } from './queue-figures.js';
+import { ts } from './sql.js';
 import type { Timestamp } from './types.js';
 
 /** An environment's queue at a glance: `stats` for the poll lane, plus the claim lane's backlog. */
@@ -23,44 +23,34 @@ export interface EnvironmentSummary {
 }
 
 /**
- * One row per id given (zeros for an environment with nothing queued), in one statement: the
- * `stats` figures with the same definitions, and the claim lane's. Bounded by the page of
- * environments the caller shows.
+ * One row per id given (zeros for an environment with nothing queued, or none at all), in one
+ * statement over `queueFigures`: the `stats` figures with the same definitions, and the claim
+ * lane's. Each lane is read once for all the ids, so a page of environments costs one pass.
  */
 export function environmentSummaries(db: SqlHandle, environmentIds: string[]): Promise<EnvironmentSummary[]> {
   if (environmentIds.length === 0) return Promise.resolve([]);
   const ids = sql.join(
-    environmentIds.map((id) => sql`(${id}::text)`),
+    environmentIds.map((id, i) => sql`(${id}::text, ${i}::int)`),
     sql`, `,
   );
   return withSpan('queue.environment_summaries', { 'environment.count': environmentIds.length }, () =>
     rows<EnvironmentSummary>(
       db,
-      sql`SELECT e.id AS "environmentId",
-                 coalesce(q.depth, 0)::int AS depth, coalesce(q.pending, 0)::int AS pending,
-                 ${sql.raw(ts('q.oldest'))} AS "oldestQueuedAt",
-                 (extract(epoch FROM now() - q.oldest) * 1000)::bigint::float8 AS "oldestQueuedMs",
-                 coalesce(p.workers, 0)::int AS "workersPolling",
-                 coalesce(q.claim_queued, 0)::int AS "claimQueued",
-                 coalesce(q.claim_leased, 0)::int AS "claimLeased",
+      sql`WITH ${queueFigures(environmentIds)}
+          SELECT e.id AS "environmentId",
+                 coalesce(p.depth, 0) AS depth, coalesce(p.pending, 0) AS pending,
+                 ${sql.raw(ts('p.oldest'))} AS "oldestQueuedAt",
+                 (extract(epoch FROM now() - p.oldest) * 1000)::bigint::float8 AS "oldestQueuedMs",
+                 coalesce(w.workers, 0) AS "workersPolling",
+                 coalesce(c.queued, 0) AS "claimQueued", coalesce(c.leased, 0) AS "claimLeased",
                  ${sql.raw(ts('now()'))} AS at
-            FROM (VALUES ${ids}) AS e(id)
-            LEFT JOIN LATERAL (
-              SELECT count(*) FILTER (WHERE w.lane = 'poll' AND w.state = 'queued'
-                                        AND (w.lease_expires_at IS NULL OR w.lease_expires_at < now())) AS depth,
-                     count(*) FILTER (WHERE w.lane = 'poll' AND w.state = 'queued' AND w.lease_expires_at >= now()) AS pending,
-                     min(w.created_at) FILTER (WHERE w.lane = 'poll' AND w.state = 'queued') AS oldest,
-                     count(*) FILTER (WHERE w.lane = 'claim' AND w.state = 'queued') AS claim_queued,
-                     count(*) FILTER (WHERE w.lane = 'claim' AND w.state = 'active' AND w.lease_expires_at >= now()) AS claim_leased
-                FROM work_items w
-               WHERE w.environment_id = e.id AND w.state IN ('queued', 'active')
-            ) q ON true
-            LEFT JOIN LATERAL (
-              SELECT count(DISTINCT wp.worker_id) AS workers
-                FROM worker_polls wp JOIN environments env ON env.id = wp.environment_id
-               WHERE wp.environment_id = e.id AND env.kind = 'self_hosted'
-                 AND wp.last_polled_at > now() - ${interval(WORKERS_POLLING_WINDOW_MS)}
-            ) p ON true`,
+            FROM (VALUES ${ids}) AS e(id, ord)
+            LEFT JOIN environments env ON env.id = e.id
+            LEFT JOIN poll_lane p ON p.environment_id = e.id
+            LEFT JOIN claim_lane c ON c.environment_id = e.id
+            -- As in stats: only a self_hosted environment has workers that poll.
+            LEFT JOIN polling w ON w.environment_id = e.id AND env.kind = 'self_hosted'
+           ORDER BY e.ord`,
     ),
   );
 }

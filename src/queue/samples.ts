@@ -6,8 +6,8 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, rows, type SqlHandle } from '../db/handle.js';
 import { withSpan } from '../telemetry/tracing.js';
+import { queueFigures } from './queue-figures.js';
 import { interval, ts } from './sql.js';
-import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
 import type { Timestamp } from './types.js';
 
 /** The chart shows the last hour; a few minutes spare so its first point is never half-pruned. */
@@ -26,34 +26,15 @@ export interface QueueSample {
 
 /**
  * Samples every non-archived environment at the current minute, with the semantics of
- * `stats` plus the claim lane's backlog, and returns the rows written. Each lane is
- * aggregated once (its predicate is within its lane's partial index) and joined by
- * environment, so the statement is one pass however many environments there are. A second sample in the same minute (a run
- * more often than once a minute, or another replica's) replaces the first: the latest wins.
+ * `stats` plus the claim lane's backlog (`queueFigures`), and returns the rows written. A
+ * second sample in the same minute (a run more often than once a minute, or another
+ * replica's) replaces the first: the latest wins.
  */
 export function sampleQueues(db: SqlHandle): Promise<number> {
   return withSpan('queue.sample_queues', {}, async (span) => {
     const row = await maybeRow<{ n: number }>(
       db,
-      sql`WITH poll_lane AS (
-        SELECT environment_id,
-               count(*) FILTER (WHERE lease_expires_at IS NULL OR lease_expires_at < now())::int AS depth,
-               count(*) FILTER (WHERE lease_expires_at >= now())::int AS pending,
-               min(created_at) AS oldest
-          FROM work_items
-         WHERE lane = 'poll' AND state = 'queued'
-         GROUP BY environment_id
-      ), claim_lane AS (
-        SELECT environment_id, count(*)::int AS queued
-          FROM work_items
-         WHERE lane = 'claim' AND state = 'queued'
-         GROUP BY environment_id
-      ), polling AS (
-        SELECT environment_id, count(DISTINCT worker_id)::int AS workers
-          FROM worker_polls
-         WHERE last_polled_at > now() - ${interval(WORKERS_POLLING_WINDOW_MS)}
-         GROUP BY environment_id
-      ), written AS (
+      sql`WITH ${queueFigures(null)}, written AS (
         INSERT INTO queue_samples
                (environment_id, minute, depth, pending, workers_polling, claim_queued, oldest_queued_at)
         SELECT e.id, date_trunc('minute', now()), coalesce(p.depth, 0), coalesce(p.pending, 0),

@@ -80,6 +80,13 @@ describe.each(['pg', 'pglite'] as const)('environmentSummaries (%s)', (driver) =
     expect(byId.get('env_missing')).toMatchObject(ZEROS);
   });
 
+  it('rows come back in the order the ids were given', async () => {
+    const ids = [];
+    for (let i = 0; i < 6; i++) ids.push((await setupSession(t.db)).environmentId);
+    const order = [ids[3]!, 'env_missing', ids[0]!, ids[5]!, ids[1]!, ids[4]!, ids[2]!];
+    expect((await environmentSummaries(t.db, order)).map((r) => r.environmentId)).toEqual(order);
+  });
+
   it('depth, pending, oldestQueuedAt and workersPolling equal stats() at every step of a self_hosted queue', async () => {
     const target = await setupSession(t.db, 'self_hosted');
     const env = target.environmentId;
