@@ -5,7 +5,10 @@
  */
 import type { Hono } from 'hono';
 import { badRequest } from '../api/errors.js';
+import { environmentParam } from '../api/routes/management-scope.js';
+import { queryParam } from '../api/routes/work-scope.js';
 import type { AppEnv } from '../api/types.js';
+import { isMintedId } from '../ids.js';
 import { environmentSummaries } from '../queue/environment-summaries.js';
 import { readSamples } from '../queue/samples.js';
 import { operator } from './context.js';
@@ -15,20 +18,19 @@ import { CONSOLE_BASE } from './session.js';
 
 /** At most one page of environments at a time. */
 const MAX_IDS = 100;
-const ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 export function registerLive(app: Hono<AppEnv>): void {
   app.get(`${CONSOLE_BASE}/live/summaries`, async (c) => {
     const { db } = await operator(app, c);
-    const ids = (c.req.query('ids') ?? '').split(',').filter((id) => id !== '');
-    if (ids.length > MAX_IDS || !ids.every((id) => ID.test(id)))
+    const ids = (queryParam(c, 'ids') ?? '').split(',').filter((id) => id !== '');
+    if (ids.length > MAX_IDS || !ids.every((id) => isMintedId(id, 'env')))
       throw badRequest(`ids must be up to ${MAX_IDS} environment ids, comma-separated`);
     return c.json({ data: (await environmentSummaries(db, [...new Set(ids)])).map(figures) });
   });
 
   app.get(`${CONSOLE_BASE}/live/environments/:environmentId/samples`, async (c) => {
     const { db } = await operator(app, c);
-    const id = c.req.param('environmentId');
+    const id = environmentParam(c);
     const samples = await readSamples(db, id, CHART_MINUTES);
     const [now] = await environmentSummaries(db, [id]);
     return c.json({ samples, now: now && figures(now) });

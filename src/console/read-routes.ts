@@ -4,7 +4,9 @@
  */
 import type { Context, Hono } from 'hono';
 import { ApiError, badRequest, notFound } from '../api/errors.js';
+import { JOURNAL_TOKEN } from '../api/routes/journal-scope.js';
 import type { WireRecord, WireReport } from '../api/routes/journal-wire.js';
+import { queryParam } from '../api/routes/work-scope.js';
 import type { AppEnv } from '../api/types.js';
 import { decodeCursor, encodeCursor } from '../api/wire.js';
 import { browseWork } from '../queue/browse-work.js';
@@ -26,7 +28,6 @@ const WORK_PAGE = 25;
 const SESSION_ITEMS = 50;
 const JOURNAL_PAGE = 500;
 export const CHART_MINUTES = 60;
-const TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
 
 type KeyList = { data: NonNullable<EnvironmentView['keys']> };
 
@@ -40,12 +41,12 @@ interface WireEnvironment {
 export function registerReadRoutes(app: Hono<AppEnv>): void {
   app.get(CONSOLE_BASE, async (c) => {
     const { api, db } = await operator(app, c);
-    const archived = c.req.query('archived') === 'true';
+    const archived = queryParam(c, 'archived') === 'true';
     const query = new URLSearchParams({
       limit: String(ENVIRONMENTS_PAGE),
       include_archived: String(archived),
     });
-    const pageParam = c.req.query('page');
+    const pageParam = queryParam(c, 'page');
     if (pageParam) query.set('page', pageParam);
     const list = await api<{ data: WireEnvironment[]; next_page: string | null }>(
       'GET',
@@ -72,7 +73,7 @@ export function registerReadRoutes(app: Hono<AppEnv>): void {
     const env = await api<WireEnvironment>('GET', `/v1/environments/${seg(id)}`);
     const state = oneOf(c, 'state', WORK_STATES) as WorkState | undefined;
     const kind = oneOf(c, 'kind', WORK_KINDS) as WorkKind | undefined;
-    const pageParam = c.req.query('page');
+    const pageParam = queryParam(c, 'page');
     const after = pageParam ? decodeCursor(pageParam) : null;
     if (pageParam && after === null) throw badRequest('invalid page cursor');
     const [summary] = await environmentSummaries(db, [id]);
@@ -113,9 +114,9 @@ export function registerReadRoutes(app: Hono<AppEnv>): void {
 
   app.get(`${CONSOLE_BASE}/journal`, async (c) => {
     const { api } = await operator(app, c);
-    const run = c.req.query('run')?.trim() || undefined;
+    const run = queryParam(c, 'run')?.trim() || undefined;
     if (run === undefined) return c.html(journalRunPage(undefined, null));
-    if (!TOKEN.test(run))
+    if (!JOURNAL_TOKEN.test(run))
       return c.html(
         journalRunPage(run, null, 'A run id is 1–128 characters of A–Z, a–z, 0–9, _ and -.'),
         400,
@@ -133,14 +134,15 @@ export function registerReadRoutes(app: Hono<AppEnv>): void {
     const { api } = await operator(app, c);
     const run = c.req.param('run');
     const step = c.req.param('step');
-    const afterText = c.req.query('after') ?? '0';
+    const afterText = queryParam(c, 'after') ?? '0';
     if (!/^\d{1,15}$/.test(afterText)) throw badRequest('after must be a record seq');
     const base = `/v1/platform/runs/${seg(run)}`;
     const page = await api<{ data: WireRecord[]; next_after_seq: number | null }>(
       'GET',
       `${base}/steps/${seg(step)}/journal?after_seq=${afterText}&limit=${JOURNAL_PAGE}`,
     );
-    const report = await api<WireReport>('GET', `${base}/check`);
+    // Only this step is checked: the run's other steps are the run page's business.
+    const report = await api<WireReport>('GET', `${base}/check?step=${seg(step)}`);
     return c.html(
       journalStepPage({
         run,
@@ -155,8 +157,8 @@ export function registerReadRoutes(app: Hono<AppEnv>): void {
 
 /** A filter value from the query: absent, empty, or one of `allowed` (else 400). */
 function oneOf(c: Context<AppEnv>, name: string, allowed: readonly string[]): string | undefined {
-  const value = c.req.query(name);
-  if (value === undefined || value === '') return undefined;
+  const value = queryParam(c, name);
+  if (value === undefined) return undefined;
   if (!allowed.includes(value)) throw badRequest(`${name} must be one of ${allowed.join(', ')}`);
   return value;
 }

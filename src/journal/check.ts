@@ -33,6 +33,8 @@ export interface CheckOptions {
    * it compares the iterations present in the journal.
    */
   engineIterations?: Record<string, number>;
+  /** Check only these steps of the run (those that have a journal); default every step. */
+  stepIds?: readonly string[];
 }
 
 export interface StepReport {
@@ -62,7 +64,8 @@ export async function check(
   assertToken('runId', runId);
   const js = jetstream(nc);
   const steps: StepReport[] = [];
-  for (const stepId of await runSteps(nc, runId)) {
+  const only = opts.stepIds ? new Set(opts.stepIds) : null;
+  for (const stepId of (await runSteps(nc, runId)).filter((id) => only === null || only.has(id))) {
     const corrupt: string[] = [];
     const records = await read(js, runId, stepId, (err) =>
       corrupt.push(`corrupt: seq ${err.seq} has a body that is not JSON`),

@@ -188,6 +188,34 @@ describe('GET /v1/platform/runs/{run}/steps/{step}/journal and /runs/{run}/check
     expect(clean).toMatchObject({ ok: true, steps: [] });
   });
 
+  it('check?step audits that step alone: its report, ok for it only, nothing for a step without a journal, 400 for a bad token', async () => {
+    const { get } = await setup();
+    const good = rawJournal(journal.js, 'pg6s', 'good');
+    await good.claim(task('pg6s', 'good'));
+    await good.commit(task('pg6s', 'good'), { action: 'complete' });
+    const bad = rawJournal(journal.js, 'pg6s', 'bad');
+    await bad.claim(task('pg6s', 'bad'));
+    await bad.commit(task('pg6s', 'bad'), { action: 'complete' });
+    await bad.commit(task('pg6s', 'bad'), { action: 'complete' });
+
+    const one = (await (await get('/runs/pg6s/check?step=good')).json()) as {
+      ok: boolean;
+      steps: { step_id: string }[];
+    };
+    expect(one).toMatchObject({
+      ok: true,
+      steps: [{ step_id: 'good', records: 2, commits: 1, violations: [] }],
+    });
+    const other = (await (await get('/runs/pg6s/check?step=bad')).json()) as {
+      ok: boolean;
+      steps: unknown[];
+    };
+    expect(other).toMatchObject({ ok: false, steps: [{ step_id: 'bad', commits: 2 }] });
+    expect(await (await get('/runs/pg6s/check?step=none')).json()).toMatchObject({ ok: true, steps: [] });
+    for (const step of ['a.b', 'x'.repeat(129), '%3E'])
+      expect(await errorType(await get(`/runs/pg6s/check?step=${step}`), 400)).toBe('invalid_request_error');
+  });
+
   it('a missing journal stream is 503 journal stream not provisioned', async () => {
     const { get } = await setup();
     const jsm = await jetstreamManager(journal.nc);

@@ -10,13 +10,18 @@ import { PLATFORM_BASE } from './platform-scope.js';
 
 export const RUN_PATH = `${PLATFORM_BASE}/runs/:run`;
 
-const TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
+/** A run or step id: one NATS subject token, in an alphabet nothing can garble. */
+export const JOURNAL_TOKEN = /^[A-Za-z0-9_-]{1,128}$/;
 
-/** The run or step id in the path, or a 400 before it can reach a subject. */
-export function pathToken(c: Context<AppEnv>, name: 'run' | 'step'): string {
-  const value = c.req.param(name) ?? '';
-  if (!TOKEN.test(value)) throw badRequest(`${name} must be 1–128 characters of [A-Za-z0-9_-]`);
+/** `value` as a run or step id, or a 400 before it can reach a subject. */
+export function journalToken(name: 'run' | 'step', value: string): string {
+  if (!JOURNAL_TOKEN.test(value)) throw badRequest(`${name} must be 1–128 characters of [A-Za-z0-9_-]`);
   return value;
+}
+
+/** The run or step id in the path, or a 400. */
+export function pathToken(c: Context<AppEnv>, name: 'run' | 'step'): string {
+  return journalToken(name, c.req.param(name) ?? '');
 }
 
 /** The journal connection, or 503: without NATS the server still runs the queue. */
