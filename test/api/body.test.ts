@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { issueEnvironmentKey } from '../../src/auth/credentials.js';
 import { maybeRow } from '../../src/db/handle.js';
 import { enqueue } from '../../src/queue/enqueue.js';
@@ -9,7 +9,7 @@ import { apiKey, environmentWithKey, testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { createEnvironment } from '../helpers/factories.js';
 import { expectError } from '../helpers/management.js';
-import { type RunningServer, startServer } from '../helpers/server.js';
+import { useNodeServer } from '../helpers/server.js';
 
 /**
  * Sends `head` and `body` over a raw socket and ends the connection without waiting for an
@@ -49,13 +49,7 @@ describe('request bodies', () => {
   });
 
   describe('on the Node server', () => {
-    let server: RunningServer;
-    beforeAll(async () => {
-      server = await startServer({ databaseUrl: t.url! });
-    });
-    afterAll(async () => {
-      await server?.stop();
-    });
+    const server = useNodeServer(t);
 
     const revokedAt = async (id: string) =>
       (

@@ -4,25 +4,17 @@
  * overshoot), JSON nested too deep, and list pages over 100 — on the real Node server.
  * `block_ms` above the maximum clamps rather than failing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_METADATA_PAIRS } from '../../src/api/routes/work-update.js';
 import { enqueue, getWork, MetadataLimitError, updateMetadata } from '../../src/queue/index.js';
 import { apiKey, environmentWithKey } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { recordFault } from '../helpers/faults.js';
-import { type RunningServer, startServer } from '../helpers/server.js';
+import { useNodeServer } from '../helpers/server.js';
 import { type Answer, answer } from './limits/answer.js';
 
 const t = useTestDb('pg');
-let server: RunningServer;
-
-beforeAll(async () => {
-  server = await startServer({ databaseUrl: t.url! });
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
+const server = useNodeServer(t);
 
 describe('metadata, nesting and page-size caps', () => {
   it('each cap is a 400 naming it; at the cap the request is served', async (ctx) => {

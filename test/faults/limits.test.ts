@@ -6,7 +6,7 @@
  * the flood of long polls against claims in `limits-flood.test.ts`.
  */
 import http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app.js';
 import { MAX_BODY_BYTES, MAX_PATCH_BODY_BYTES } from '../../src/api/body.js';
 import { MAX_LONG_POLLS_PER_KEY, MAX_LONG_POLLS_PER_PROCESS, PollGate } from '../../src/api/poll-gate.js';
@@ -14,19 +14,11 @@ import { WakeHub } from '../../src/api/wake.js';
 import { apiKey, environmentWithKey } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { atScale, recordFault } from '../helpers/faults.js';
-import { type RunningServer, startServer } from '../helpers/server.js';
+import { useNodeServer } from '../helpers/server.js';
 import { type Answer, answer } from './limits/answer.js';
 
 const t = useTestDb('pg');
-let server: RunningServer;
-
-beforeAll(async () => {
-  server = await startServer({ databaseUrl: t.url! });
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
+const server = useNodeServer(t);
 
 /** Statuses and how many answered each, e.g. `200×64, 429×64`. */
 function tally(answers: Answer[]): string {

@@ -16,6 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -108,6 +109,25 @@ export function serverEnvironment(): Record<string, string> {
  * Starts the server and resolves once it answers HTTP. Fails with the server's output when
  * it exits early or does not answer within the start timeout.
  */
+/**
+ * The Node server on the file's test database for the enclosing suite: started in `beforeAll`
+ * (after the database's own hook), stopped in `afterAll`. The handle's fields are filled once
+ * it has started.
+ */
+export function useNodeServer(db: { url: string | null }): RunningServer {
+  const handle = {} as RunningServer;
+  beforeAll(async () => {
+    Object.defineProperties(
+      handle,
+      Object.getOwnPropertyDescriptors(await startServer({ databaseUrl: db.url! })),
+    );
+  });
+  afterAll(async () => {
+    await handle.stop?.();
+  });
+  return handle;
+}
+
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   let lastError: Error | undefined;
   // A port found free can be taken before the server binds it: retry on EADDRINUSE only.
