@@ -74,7 +74,10 @@ const STATEMENTS = {
     picked AS (
       SELECT id, lease_expires_at IS NULL AS first FROM work_items
        WHERE environment_id = $1 AND lane = 'poll' AND state IN ('queued', 'starting', 'active')
-         AND (lease_expires_at < now() OR (state = 'queued' AND lease_expires_at IS NULL)) AND ${AUTHED}
+         AND CASE WHEN state = 'queued'
+                  THEN lease_expires_at IS NULL
+                       OR lease_expires_at < now() + (5000 - $4::double precision) * interval '1 millisecond'
+                  ELSE lease_expires_at < now() END AND ${AUTHED}
        ORDER BY created_at
        LIMIT 1
        FOR UPDATE SKIP LOCKED),
@@ -82,7 +85,7 @@ const STATEMENTS = {
       UPDATE work_items w
          SET id = CASE WHEN picked.first THEN w.id ELSE $5 END,
              state = 'queued', last_heartbeat = NULL, acknowledged_at = NULL, started_at = NULL,
-             lease_expires_at = now() + $4::double precision * interval '1 millisecond',
+             lease_expires_at = now() + interval '5 seconds',
              updated_at = now(), claims = w.claims + 1
         FROM picked
        WHERE w.id = picked.id
@@ -126,8 +129,8 @@ const STATEMENTS = {
          SET state = 'stopped', stop_requested_at = coalesce(w.stop_requested_at, now()),
              stopped_at = now(), lease_expires_at = NULL, updated_at = now()
        WHERE ${SCOPE} AND w.state <> 'stopped' AND ${AUTHED}
-      RETURNING w.id)
-    SELECT stopped.id FROM k LEFT JOIN stopped ON true`,
+      RETURNING ${WORK_COLUMNS})
+    SELECT stopped.* FROM k LEFT JOIN stopped ON true`,
   gracefulStop: `WITH ${KEY},
     stopped AS (
       UPDATE work_items w
@@ -137,8 +140,8 @@ const STATEMENTS = {
              lease_expires_at = CASE WHEN w.state = 'active' THEN w.lease_expires_at END,
              updated_at = now()
        WHERE ${SCOPE} AND w.state IN ('queued', 'starting', 'active') AND ${AUTHED}
-      RETURNING w.id)
-    SELECT stopped.id FROM k LEFT JOIN stopped ON true`,
+      RETURNING ${WORK_COLUMNS})
+    SELECT stopped.* FROM k LEFT JOIN stopped ON true`,
   // Failure answers only: which failure it was. $1 environment id, $2 work id.
   current: `SELECT ${ts('w.last_heartbeat')} AS last_heartbeat, w.state FROM work_items w
              WHERE w.id = $2 AND w.environment_id = $1 AND w.lane = 'poll'`,
@@ -347,15 +350,14 @@ async function stop(req: http.IncomingMessage, res: http.ServerResponse, env: st
     }
     force = given === true;
   }
-  const row = await authed<{ id: string | null }>(force ? 'forceStop' : 'gracefulStop', [env, hash, id]);
+  const row = await authed<WorkRow>(force ? 'forceStop' : 'gracefulStop', [env, hash, id]);
   if (row.id === null) {
     if (!(await run('current', [env, id]))[0]) throw notFound();
     throw new HttpError(409, 'invalid_request_error', 'work item is already stopping or stopped', undefined, {
       'x-should-retry': 'false',
     });
   }
-  res.writeHead(204);
-  res.end();
+  sendJson(res, 200, toWire(row));
 }
 
 const ROUTE = /^\/v1\/environments\/([^/]+)\/work\/(?:(poll)|([^/]+)\/(ack|heartbeat|stop))$/;

@@ -293,7 +293,7 @@ async function startLeaseholdPickup(databaseUrl: string): Promise<LeaseholdPicku
         // Out of the way of the next sample's poll: force-stopped, never re-offered.
         await expectStatus(
           send(workerAgent, base, 'POST', `${workBase}/${work.id}/stop`, envKey, { force: true }),
-          204,
+          200,
           'stop',
         );
         return latency;

@@ -14,7 +14,7 @@ export function reply(
   });
 }
 
-/** 204 with no body and no Content-Type at all (the stop endpoint's answer). */
+/** 204 with no body and no Content-Type at all (revocations and the platform lane's settlements). */
 export function noContent(): Response {
   return new Response(null, { status: 204 });
 }

@@ -34,7 +34,7 @@ export {
 export { type KeepLeaseOptions, keepLease, LeaseKeeper } from './keeper.js';
 export { assertLease, complete, extend, requeue } from './lease.js';
 export { listWork, type WorkCursor } from './list-work.js';
-export { FINALIZE_BATCH, poll } from './poll.js';
+export { DEFAULT_RECLAIM_MS, FINALIZE_BATCH, poll } from './poll.js';
 export { recordPoll } from './record-poll.js';
 export {
   pruneSamples,

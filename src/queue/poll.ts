@@ -9,13 +9,29 @@ import type { Work } from './types.js';
 export const FINALIZE_BATCH = 50;
 
 /**
- * Reserves the oldest available item of the environment's poll lane for `reclaimMs` and
- * hands it to a worker, or returns null. The item stays `queued`: the reservation only keeps
- * other polls off it until the worker acks, and a lapsed one is re-offered.
+ * The reclaim window of a poll that names none, and the width every reservation is stamped
+ * with: a queued item's `lease_expires_at` is its hand-out time plus this. Stamping one fixed
+ * width (rather than the poller's own window) keeps the hand-out time recoverable, so each
+ * later poll can apply its own window to it, and keeps `pending` meaning "handed out within
+ * the default window" whatever windows the workers use.
+ */
+export const DEFAULT_RECLAIM_MS = 5_000;
+
+/**
+ * Hands the oldest available item of the environment's poll lane to a worker, reserving it,
+ * or returns null. The item stays `queued`: the reservation only keeps other polls off it
+ * until the worker acks, and one older than a later poll's window is re-offered.
  *
- * Available means: queued and never reserved, or its reservation lapsed; or starting/active
- * with a lapsed lease (the worker died) — reset to a fresh queued reservation with its ack,
- * start and heartbeat stamps cleared, indistinguishable from a never-run item.
+ * `reclaimMs` is this poll's own window (the SDK's "reclaim unacknowledged work items older
+ * than this"): a queued item handed out more than `reclaimMs` before this poll is available
+ * to it, whatever window the poll that reserved it used. Since the reservation is stamped as
+ * hand-out + DEFAULT_RECLAIM_MS, "handed out before now − reclaimMs" reads
+ * `lease_expires_at < now() + (DEFAULT_RECLAIM_MS − reclaimMs)`.
+ *
+ * Available means: queued and never reserved, or reserved longer ago than `reclaimMs`; or
+ * starting/active with a lapsed lease (the worker died; its own lease, not the window,
+ * decides) — reset to a fresh queued reservation with its ack, start and heartbeat stamps
+ * cleared, indistinguishable from a never-run item.
  *
  * Every re-hand-out mints a fresh id (the reference's #62): the wire's lifecycle calls carry
  * no ownership proof, so under the old id a revived stale worker's stop or heartbeat would
@@ -50,7 +66,10 @@ export function poll(db: SqlHandle, environmentId: string, reclaimMs: number): P
         SELECT id, lease_expires_at IS NULL AS first FROM work_items
          WHERE environment_id = ${environmentId} AND lane = 'poll'
            AND state IN ('queued', 'starting', 'active')
-           AND (lease_expires_at < now() OR (state = 'queued' AND lease_expires_at IS NULL))
+           AND CASE WHEN state = 'queued'
+                    THEN lease_expires_at IS NULL
+                         OR lease_expires_at < now() + ${interval(DEFAULT_RECLAIM_MS - reclaimMs)}
+                    ELSE lease_expires_at < now() END
          ORDER BY created_at
          LIMIT 1
          FOR UPDATE SKIP LOCKED
@@ -58,7 +77,7 @@ export function poll(db: SqlHandle, environmentId: string, reclaimMs: number): P
       UPDATE work_items w
          SET id = CASE WHEN picked.first THEN w.id ELSE ${newId('work')} END,
              state = 'queued', last_heartbeat = NULL, heartbeats = 0, acknowledged_at = NULL, started_at = NULL,
-             lease_expires_at = now() + ${interval(reclaimMs)}, updated_at = now(), claims = w.claims + 1
+             lease_expires_at = now() + ${interval(DEFAULT_RECLAIM_MS)}, updated_at = now(), claims = w.claims + 1
         FROM picked
        WHERE w.id = picked.id
       RETURNING ${WORK_COLUMNS}`,

@@ -6,7 +6,7 @@ import { WORK_COLUMNS, wireScope } from './sql.js';
 import type { Work, WorkState } from './types.js';
 
 /**
- * Stops a work item and returns it (the wire answers 204 and discards it).
+ * Stops a work item and returns it as it stands after the stop (the wire answers with it).
  *
  * - `force`: any item not yet stopped → stopped at once, lease cleared.
  * - graceful: an `active` item → `stopping`, keeping its lease — its worker learns of the stop

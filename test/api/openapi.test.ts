@@ -30,4 +30,19 @@ describe('GET /openapi.json', () => {
       }
     }
   });
+
+  it('says stop answers 200 with the work item, and that a cloud environment takes no key (400)', async () => {
+    const doc = (await (await testApi(t.db).call('GET', '/openapi.json')).json()) as {
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { description: string; content?: object }> }>
+      >;
+    };
+    const stop = doc.paths['/v1/environments/{environmentId}/work/{workId}/stop']!.post!.responses;
+    const get = doc.paths['/v1/environments/{environmentId}/work/{workId}']!.get!.responses;
+    expect(Object.keys(stop)).not.toContain('204');
+    expect(stop['200']!.content).toEqual(get['200']!.content);
+    const keys = doc.paths['/v1/environments/{environmentId}/keys']!.post!.responses;
+    expect(keys['400']!.description).toMatch(/cloud/);
+  });
 });

@@ -98,9 +98,16 @@ describe('ack, heartbeat and stop over HTTP', () => {
     await ack(e, id);
     const claim = (await (await beat(e, id, 'NO_HEARTBEAT')).json()) as Body;
     const stopped = await stop(e, id);
-    expect(stopped.status).toBe(204);
-    expect(stopped.headers.get('content-type')).toBeNull();
-    expect(await stopped.text()).toBe('');
+    expect(stopped.status).toBe(200);
+    expect(stopped.headers.get('content-type')).toBe('application/json');
+    const stopping = (await stopped.json()) as Body;
+    expect(stopping).toMatchObject({
+      type: 'work',
+      id,
+      state: 'stopping',
+      stop_requested_at: expect.any(String),
+      stopped_at: null,
+    });
     expect(await (await beat(e, id, claim.last_heartbeat as string)).json()).toMatchObject({
       state: 'stopping',
       lease_extended: false,
@@ -109,7 +116,12 @@ describe('ack, heartbeat and stop over HTTP', () => {
     const again = await stop(e, id);
     expect(again.status).toBe(409);
     expect(again.headers.get('x-should-retry')).toBe('false');
-    expect((await stop(e, id, { force: true })).status).toBe(204);
+    const forced = await stop(e, id, { force: true });
+    expect(forced.status).toBe(200);
+    const body = (await forced.json()) as Body;
+    expect(body).toMatchObject({ id, state: 'stopped', stopped_at: expect.any(String) });
+    // A force stop after a graceful one keeps the time the stop was first asked for.
+    expect(body.stop_requested_at).toBe(stopping.stop_requested_at);
     expect(await readWork(t.db, id)).toMatchObject({ state: 'stopped', lease: null });
     expect((await stop(e, id, { force: true })).status).toBe(409);
   });
@@ -132,7 +144,8 @@ describe('ack, heartbeat and stop over HTTP', () => {
     expect((await stop(e, id, { force: 'yes' })).status).toBe(400);
     expect((await stop(e, id, '[1]')).status).toBe(400);
     expect((await stop(e, id, '{not json')).status).toBe(400);
-    expect((await stop(e, id, { force: true, x: 1 }, await apiKey(t.db, 'platform'))).status).toBe(204);
+    const byApiKey = await stop(e, id, { force: true, x: 1 }, await apiKey(t.db, 'platform'));
+    expect([byApiKey.status, ((await byApiKey.json()) as Body).state]).toEqual([200, 'stopped']);
   });
 
   it('a stale worker is fenced by the rotated id: its ack, heartbeat and stop are 404s', async () => {

@@ -3,10 +3,10 @@ import { createApp } from '../../src/api/app.js';
 import { PollGate } from '../../src/api/poll-gate.js';
 import { WakeHub } from '../../src/api/wake.js';
 import { issueEnvironmentKey } from '../../src/auth/credentials.js';
-import { enqueue } from '../../src/queue/index.js';
+import { DEFAULT_RECLAIM_MS, enqueue } from '../../src/queue/index.js';
 import { environmentWithKey, testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
-import { createSession, lapseLease, leaseWindowMs, readWork } from '../helpers/factories.js';
+import { ageReservation, lapseLease, leaseWindowMs, readWork } from '../helpers/factories.js';
 
 const TRACE = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'k=v' };
 const WIRE_FIELDS = [
@@ -139,22 +139,54 @@ describe('GET /work/poll', () => {
     expect(a.hub.watching).toBe(0);
   });
 
-  it('reclaim_older_than_ms sets the reservation; bad values fall back to 5000 and huge ones clamp', async () => {
-    const e = await environmentWithKey(t.db);
-    for (const [query, expected] of [
+  it("reclaim_older_than_ms is the polling worker's own window; bad values fall back to 5000 and huge ones clamp", async () => {
+    // [query, the window it must mean]: an item handed out half a second inside it stays
+    // reserved from this poll, one handed out half a second outside it is offered again.
+    for (const [query, window] of [
       ['', 5_000],
       ['?reclaim_older_than_ms=0', 5_000],
       ['?reclaim_older_than_ms=-1', 5_000],
       ['?reclaim_older_than_ms=abc', 5_000],
+      ['?reclaim_older_than_ms=1500', 1_500],
       ['?reclaim_older_than_ms=60000', 60_000],
       ['?reclaim_older_than_ms=9223372036854775807', 600_000],
     ] as const) {
-      const sessionId = await createSession(t.db, e.environmentId);
-      const { work } = await enqueue(t.db, { environmentId: e.environmentId, sessionId, kind: 'tool_exec' });
-      const res = await api().call('GET', pollPath(e.environmentId, query), { key: e.key });
-      expect(((await res.json()) as { id: string }).id, query).toBe(work.id);
-      expect(await leaseWindowMs(t.db, work.id), query).toBeCloseTo(expected, 3);
+      const e = await environmentWithKey(t.db);
+      const { work } = await enqueue(t.db, { ...e, kind: 'tool_exec' });
+      const first = await api().call('GET', pollPath(e.environmentId), { key: e.key });
+      expect(((await first.json()) as { id: string }).id, query).toBe(work.id);
+      expect(await leaseWindowMs(t.db, work.id), query).toBeCloseTo(DEFAULT_RECLAIM_MS, 3);
+
+      await ageReservation(t.db, work.id, window - 500);
+      const inside = await api().call('GET', pollPath(e.environmentId, query), { key: e.key });
+      expect(await inside.json(), `${query}: handed out inside the window`).toBeNull();
+
+      await ageReservation(t.db, work.id, 1_000);
+      const outside = await api().call('GET', pollPath(e.environmentId, query), { key: e.key });
+      const offered = (await outside.json()) as { id: string } | null;
+      expect(offered?.id, `${query}: handed out outside the window`).toMatch(/^work_/);
+      expect(offered!.id, query).not.toBe(work.id);
     }
+  });
+
+  it('a worker polling with a short window is offered an item another worker reserved with the default one, under a new id', async () => {
+    const e = await environmentWithKey(t.db);
+    const { work } = await enqueue(t.db, { ...e, kind: 'tool_exec' });
+    const first = (await (await api().call('GET', pollPath(e.environmentId), { key: e.key })).json()) as {
+      id: string;
+    };
+    expect(first.id).toBe(work.id);
+    await ageReservation(t.db, first.id, 400);
+    const again = await api().call('GET', pollPath(e.environmentId, '?reclaim_older_than_ms=100'), {
+      key: e.key,
+    });
+    const second = (await again.json()) as { id: string; state: string };
+    expect(second).toMatchObject({ state: 'queued' });
+    expect(second.id).not.toBe(first.id);
+    const staleAck = await api().call('POST', `/v1/environments/${e.environmentId}/work/${first.id}/ack`, {
+      key: e.key,
+    });
+    expect(staleAck.status).toBe(404);
   });
 
   it('a lapsed reservation is re-offered under a fresh id; the old id is gone', async () => {

@@ -166,10 +166,11 @@ describe('leasehold against the Node server', () => {
     expect(gotTable.stdout).toMatch(/^state\s+queued$/m);
     expect(gotTable.stdout).toMatch(/^metadata\.ticket\s+T-1$/m);
 
-    expect(await leaseholdJson(['work', 'stop', env.id, first.work.id, '--force'], admin)).toEqual({
+    expect(await leaseholdJson(['work', 'stop', env.id, first.work.id, '--force'], admin)).toMatchObject({
       id: first.work.id,
-      stop_requested: true,
-      force: true,
+      state: 'stopped',
+      stop_requested_at: expect.any(String),
+      stopped_at: expect.any(String),
     });
     const twice = await leasehold(['work', 'stop', env.id, first.work.id], envKey);
     expect([twice.code, twice.stderr]).toEqual([1, expect.stringMatching(/^leasehold: 409 \w+: [^\n]+\n$/)]);

@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueEnvironmentKey } from '../../src/auth/credentials.js';
 import { enqueue } from '../../src/queue/enqueue.js';
 import { openTestDb, type TestDb } from '../helpers/db.js';
-import { createEnvironment, createSession, readWork } from '../helpers/factories.js';
+import { ageReservation, createEnvironment, createSession, readWork } from '../helpers/factories.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -280,29 +280,81 @@ describe('work endpoints through the SDK', () => {
     });
   });
 
-  it('stop accepts the admin key (graceful: active → stopping) and the environment key (force: → stopped)', async () => {
+  it('stop accepts the admin key (graceful: active → stopping) and the environment key (force: → stopped), and resolves to the work item', async () => {
     const { environmentId, key } = await environment();
     const env = sdk(key).client.beta.environments.work;
     const admin = sdk(server.adminKey).client.beta.environments.work;
     const { id, lastHeartbeat } = await activeItem(sdk(key).client, environmentId);
 
-    // 204 with no body: the SDK resolves it to null (its type says BetaSelfHostedWork).
-    expect(await admin.stop(id, { environment_id: environmentId })).toBe(null);
-    expect(await admin.retrieve(id, { environment_id: environmentId })).toMatchObject({
+    // The SDK types work.stop() as BetaSelfHostedWork: the item as it stands after the stop.
+    const stopping = await admin.stop(id, { environment_id: environmentId });
+    expect(stopping).toMatchObject({
+      type: 'work',
+      id,
+      environment_id: environmentId,
       state: 'stopping',
       stop_requested_at: expect.any(String),
       stopped_at: null,
     });
+    expect(await admin.retrieve(id, { environment_id: environmentId })).toEqual(stopping);
     const told = await env.heartbeat(id, {
       environment_id: environmentId,
       expected_last_heartbeat: lastHeartbeat,
     });
     expect(told).toMatchObject({ state: 'stopping', lease_extended: false, last_heartbeat: lastHeartbeat });
 
-    expect(await env.stop(id, { environment_id: environmentId, force: true })).toBe(null);
-    expect(await admin.retrieve(id, { environment_id: environmentId })).toMatchObject({
+    const stopped = await env.stop(id, { environment_id: environmentId, force: true });
+    expect(stopped).toMatchObject({
+      type: 'work',
+      id,
       state: 'stopped',
+      stop_requested_at: stopping.stop_requested_at,
       stopped_at: expect.any(String),
+    });
+    expect(await admin.retrieve(id, { environment_id: environmentId })).toEqual(stopped);
+  });
+
+  it('a graceful stop of a queued item resolves to it stopped outright', async () => {
+    const { environmentId } = await environment();
+    const [id] = await enqueueWork(environmentId);
+    const admin = sdk(server.adminKey).client.beta.environments.work;
+    expect(await admin.stop(id!, { environment_id: environmentId })).toMatchObject({
+      id,
+      state: 'stopped',
+      stop_requested_at: expect.any(String),
+      stopped_at: expect.any(String),
+    });
+  });
+
+  it("poll's reclaim_older_than_ms is the polling worker's own window: a short one is offered an item another worker reserved with the default, under a new id, and the first worker's ack of the old id is a 404", async () => {
+    const { environmentId, key } = await environment();
+    const [id] = await enqueueWork(environmentId);
+    const first = sdk(key).client.beta.environments.work;
+    expect((await first.poll(environmentId))?.id).toBe(id);
+    // The first worker went quiet 400 ms ago without acking (its window was the default 5 s).
+    await ageReservation(testDb.db, id!, 400);
+    expect(await first.poll(environmentId)).toBe(null);
+
+    const host = sdk(server.adminKey);
+    const poller = host.client.beta.environments.work.poller({
+      environmentId,
+      environmentKey: key,
+      workerId: 'conformance-short-window',
+      reclaimOlderThanMs: 100,
+      drain: true,
+    });
+    const taken: string[] = [];
+    for await (const item of poller) taken.push(item.id);
+    expect(taken).toHaveLength(1);
+    expect(taken[0]).not.toBe(id);
+    expect(host.to('GET', '/work/poll')[0]!.query.get('reclaim_older_than_ms')).toBe('100');
+
+    const stale = await rejection(first.ack(id!, { environment_id: environmentId }));
+    expect(stale).toBeInstanceOf(NotFoundError);
+    const admin = host.client.beta.environments.work;
+    expect(await admin.retrieve(taken[0]!, { environment_id: environmentId })).toMatchObject({
+      state: 'stopped',
+      acknowledged_at: expect.any(String),
     });
   });
 
@@ -538,7 +590,7 @@ describe('WorkPoller', () => {
     const acks = host.to('POST', '/ack');
     const stops = host.to('POST', '/stop');
     expect(acks.map((s) => s.status)).toEqual([200, 200, 200, 200, 200]);
-    expect(stops.map((s) => [s.body, s.status])).toEqual(ids.map(() => ['{}', 204]));
+    expect(stops.map((s) => [s.body, s.status])).toEqual(ids.map(() => ['{}', 200]));
     // Six polls: five items and the empty one that ended the drain (a long poll, ~1 s).
     const polls = host.to('GET', '/work/poll');
     expect(polls).toHaveLength(6);
@@ -607,7 +659,7 @@ describe('EnvironmentWorker', () => {
     const session = host.sent.filter((s) => s.path.startsWith('/v1/sessions/'));
     expect(session.map((s) => [s.method, s.status])).toEqual([['GET', 404]]);
     expect(host.to('POST', `/work/${id}/stop`).map((s) => [s.body, s.status])).toEqual([
-      ['{"force":true}', 204],
+      ['{"force":true}', 200],
     ]);
     expect(
       host.logs.some((l) => l.message === 'work item failed' && /404/.test(JSON.stringify(l.rest))),
@@ -661,7 +713,7 @@ describe('EnvironmentWorker', () => {
 
     // stopping → stopped takes a force stop (a graceful one would be a 409): the worker's.
     expect(host.to('POST', `/work/${id}/stop`).map((s) => [s.body, s.status])).toEqual([
-      ['{"force":true}', 204],
+      ['{"force":true}', 200],
     ]);
     expect(host.sent.filter((s) => s.path.startsWith('/v1/sessions/')).map((s) => s.status)).toEqual([404]);
   });

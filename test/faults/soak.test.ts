@@ -115,7 +115,7 @@ describe('soak', () => {
           );
         } else if (roll < 0.2 && held.length > 0) {
           const item = held.shift()!;
-          await request('stop', `${work}/${item.id}/stop`, post({}), (s) => s === 204);
+          await request('stop', `${work}/${item.id}/stop`, post({}), (s) => s === 200);
         } else if (roll < 0.35 && held.length > 0) {
           const item = held.shift()!;
           const query = `expected_last_heartbeat=${encodeURIComponent(item.lastHeartbeat)}&desired_ttl_seconds=60`;

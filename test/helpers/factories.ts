@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { SqlHandle } from '../../src/db/handle.js';
-import { maybeRow } from '../../src/db/handle.js';
+import { maybeRow, rows } from '../../src/db/handle.js';
 import { newId } from '../../src/ids.js';
 import { ack } from '../../src/queue/ack.js';
 import { enqueue } from '../../src/queue/enqueue.js';
@@ -65,12 +65,31 @@ export async function backdateLease(db: SqlHandle, item: Item, ms: number): Prom
   item.lease = row.lease;
 }
 
-/** Lapses a work item's lease or reservation (poll lane), as if its holder went silent. */
+/**
+ * Lapses a work item's lease or reservation (poll lane), as if its holder went silent. A poll
+ * reservation is judged by each later poll's own window (up to 600 s), so a queued item is
+ * made to look handed out longer ago than any window allows.
+ */
 export async function lapseLease(db: SqlHandle, workId: string): Promise<void> {
   await db.execute(
-    sql`UPDATE work_items SET lease_expires_at = now() - interval '1 second'
+    sql`UPDATE work_items
+           SET lease_expires_at = now() - CASE WHEN state = 'queued' THEN interval '700 seconds'
+                                               ELSE interval '1 second' END
          WHERE id = ${workId} AND lease_expires_at IS NOT NULL`,
   );
+}
+
+/** Moves a queued item's hand-out `ms` into the past (its reservation and its updated_at alike). */
+export async function ageReservation(db: SqlHandle, workId: string, ms: number): Promise<void> {
+  const moved = await rows(
+    db,
+    sql`UPDATE work_items
+           SET lease_expires_at = lease_expires_at - ${ms}::double precision * interval '1 millisecond',
+               updated_at = updated_at - ${ms}::double precision * interval '1 millisecond'
+         WHERE id = ${workId} AND state = 'queued' AND lease_expires_at IS NOT NULL
+     RETURNING id`,
+  );
+  if (moved.length !== 1) throw new Error(`ageReservation: no reserved item ${workId}`);
 }
 
 export interface RawWork {

@@ -4,6 +4,7 @@ import { rows } from '../../src/db/handle.js';
 import {
   ack,
   claim,
+  DEFAULT_RECLAIM_MS,
   enqueue,
   getWork,
   heartbeat,
@@ -16,6 +17,7 @@ import {
 } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import {
+  ageReservation,
   countWork,
   createSession,
   insertWork,
@@ -70,20 +72,45 @@ describe.each(['pg', 'pglite'] as const)('poll (%s)', (driver) => {
   });
 
   it.each([50, 5_000, 600_000])(
-    'reserves the item for exactly the reclaim window (%i ms)',
+    'stamps the reservation as the hand-out plus the default window, whatever window the poll names (%i ms)',
     async (reclaimMs) => {
       const { environmentId, sessionId } = await setupSession(t.db);
       await enqueue(t.db, { environmentId, sessionId, kind: 'tool_exec' });
       const work = await poll(t.db, environmentId, reclaimMs);
-      expect(await leaseWindowMs(t.db, work!.id)).toBeCloseTo(reclaimMs, 6);
+      expect(await leaseWindowMs(t.db, work!.id)).toBeCloseTo(DEFAULT_RECLAIM_MS, 6);
       expect((await readWork(t.db, work!.id))!.lease).toBe(work!.leaseExpiresAt);
     },
   );
 
-  it('a live reservation keeps every other poll off the item, however long the window', async () => {
+  it("a later poll re-offers an un-acked item handed out longer ago than its own window, whatever the first poll's", async () => {
     const { environmentId, sessionId } = await setupSession(t.db);
     await enqueue(t.db, { environmentId, sessionId, kind: 'tool_exec' });
     const first = await poll(t.db, environmentId, 600_000);
+    await ageReservation(t.db, first!.id, 400);
+    // Handed out 400 ms ago: too young for the default window and for 500 ms.
+    expect(await poll(t.db, environmentId, DEFAULT_RECLAIM_MS)).toBeNull();
+    expect(await poll(t.db, environmentId, 500)).toBeNull();
+    const second = await poll(t.db, environmentId, 100);
+    expect(second).toMatchObject({ state: 'queued', claims: 2 });
+    expect(second!.id).not.toBe(first!.id);
+    expect(await readWork(t.db, first!.id)).toBeNull();
+  });
+
+  it('the window counts from the hand-out: a long-window poll leaves a minutes-old reservation alone, a default one takes it', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db);
+    await enqueue(t.db, { environmentId, sessionId, kind: 'tool_exec' });
+    const first = await poll(t.db, environmentId, 50);
+    await ageReservation(t.db, first!.id, 120_000);
+    expect(await poll(t.db, environmentId, 600_000)).toBeNull();
+    expect(await poll(t.db, environmentId, 119_000)).toMatchObject({ claims: 2 });
+  });
+
+  it('a reservation younger than every window keeps every other poll off the item', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db);
+    await enqueue(t.db, { environmentId, sessionId, kind: 'tool_exec' });
+    const first = await poll(t.db, environmentId, 600_000);
+    // Pushed into the future: however fast the next statements run, it is not yet 1 s old.
+    await ageReservation(t.db, first!.id, -1_000);
     expect(await poll(t.db, environmentId, 1)).toBeNull();
     expect(await poll(t.db, environmentId, 600_000)).toBeNull();
     expect((await readWork(t.db, first!.id))!.claims).toBe(1);
@@ -151,7 +178,7 @@ describe.each(['pg', 'pglite'] as const)('poll (%s)', (driver) => {
       startedAt: null,
       lastHeartbeat: null,
     });
-    expect(await leaseWindowMs(t.db, reclaimed!.id)).toBeCloseTo(60_000, 6);
+    expect(await leaseWindowMs(t.db, reclaimed!.id)).toBeCloseTo(DEFAULT_RECLAIM_MS, 6);
   });
 
   it('an active item whose heartbeat lease lapsed is reclaimed with its ack, start and heartbeat stamps cleared', async () => {

@@ -43,7 +43,12 @@ describe('the Worker under workerd', () => {
     });
     expect(await beat.json()).toMatchObject({ state: 'active', lease_extended: true });
     const stopped = await call(`${base}/${workId}/stop`, key, { method: 'POST' });
-    expect(stopped.status).toBe(204);
+    expect(stopped.status).toBe(200);
+    expect(await stopped.json()).toMatchObject({
+      id: workId,
+      state: 'stopping',
+      stop_requested_at: expect.any(String),
+    });
     const row = await withDb((db) =>
       maybeRow<{ state: string }>(db, sql`SELECT state FROM work_items WHERE id = ${workId}`),
     );

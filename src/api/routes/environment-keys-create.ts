@@ -5,7 +5,7 @@ import { getEnvironment } from '../../environments/index.js';
 import { ADMIN, authorize } from '../auth.js';
 import { parseWith, readJson } from '../body.js';
 import { badRequest } from '../errors.js';
-import { document } from '../openapi.js';
+import { document, errorEnvelope } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
 import {
@@ -24,8 +24,9 @@ import {
 /**
  * POST /v1/environments/{id}/keys `{name, expires_in_seconds?}` — issues an environment key
  * for a self_hosted environment's workers. The secret is in this answer only (201,
- * `Cache-Control: no-store`). A cloud environment has no workers to key, and an archived one
- * takes no new keys: both 400.
+ * `Cache-Control: no-store`). A cloud environment has no workers to key — nothing polls it,
+ * so a key would only be a credential with nothing to open — and an archived one takes no new
+ * keys: both 400.
  */
 export function registerEnvironmentKeysCreate(app: Hono<AppEnv>): void {
   document({
@@ -34,7 +35,14 @@ export function registerEnvironmentKeysCreate(app: Hono<AppEnv>): void {
     summary: 'Issue an environment key (the secret is shown once)',
     credentials: ['admin_api_key'],
     body: environmentKeyBody,
-    responses: { 201: { description: 'the key, with its secret', schema: wireIssuedEnvironmentKeySchema } },
+    responses: {
+      201: { description: 'the key, with its secret', schema: wireIssuedEnvironmentKeySchema },
+      400: {
+        description:
+          'invalid_request_error: the environment is cloud (its tools run on the platform, no worker of its own polls it) or archived (error.code environment_archived)',
+        schema: errorEnvelope,
+      },
+    },
   });
   app.post(ENVIRONMENT_KEYS, async (c) => {
     await authorize(c, ADMIN);

@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { poll, recordPoll, type Work } from '../../queue/index.js';
+import { DEFAULT_RECLAIM_MS, poll, recordPoll, type Work } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { badRequest } from '../errors.js';
 import { document, errorEnvelope } from '../openapi.js';
@@ -13,14 +13,13 @@ import { environmentId, lenientInt, WORK_BASE } from './work-scope.js';
 
 /** The SDK's cap on a long poll: "long" here means under a second. */
 export const MAX_BLOCK_MS = 999;
-/** How long a polled item stays reserved for its worker's ack, unless the worker says otherwise. */
-export const DEFAULT_RECLAIM_MS = 5_000;
 export const MAX_RECLAIM_MS = 600_000;
 const MAX_WORKER_ID = 256;
 
 /**
- * GET /work/poll — hands a worker the oldest available item (state `queued`, reserved for
- * `reclaim_older_than_ms`) or `null`. With `block_ms` it waits up to that long for work,
+ * GET /work/poll — hands a worker the oldest available item (state `queued`) or `null`;
+ * `reclaim_older_than_ms` is this worker's own window: un-acked items handed out longer ago
+ * than that are offered to it again, under a fresh id. With `block_ms` it waits up to that long for work,
  * holding no transaction or pooled connection while it waits. Long polls are capped per
  * environment key and per app (`poll-gate.ts`): over a cap → 429 with `retry-after`.
  */
@@ -32,7 +31,11 @@ export function registerWorkPoll(app: Hono<AppEnv>): void {
     credentials: ['environment_key'],
     query: {
       block_ms: { schema: z.int().min(1), description: 'wait up to this long for work (clamped to 999)' },
-      reclaim_older_than_ms: { schema: z.int(), description: 'reservation window, default 5000, max 600000' },
+      reclaim_older_than_ms: {
+        schema: z.int(),
+        description:
+          'offer again items handed out (and not acknowledged) longer ago than this; default 5000, max 600000',
+      },
     },
     responses: {
       200: { description: 'a work item (state queued), or null', schema: wireWorkSchema.nullable() },

@@ -5,15 +5,17 @@ import { ANY_KEY, authorize } from '../auth.js';
 import { readJson } from '../body.js';
 import { badRequest } from '../errors.js';
 import { document } from '../openapi.js';
-import { noContent } from '../reply.js';
+import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
+import { toWireWork, wireWorkSchema } from '../wire.js';
 import { environmentId, WORK_BASE, workId } from './work-scope.js';
 
 /**
  * POST /work/{id}/stop `{force?}` — graceful by default (an active item winds down through
- * `stopping`; a queued or starting one stops outright), `force` stops at once. Answers 204
- * with no body; 409 when the item is already past the requested transition. Accepts the
- * environment key (workers force-stop their own items) and API keys.
+ * `stopping`; a queued or starting one stops outright), `force` stops at once. Answers 200
+ * with the item as it stands after the stop — the SDK types `work.stop()` as the work object,
+ * as it does ack and get; 409 when the item is already past the requested transition.
+ * Accepts the environment key (workers force-stop their own items) and API keys.
  */
 export function registerWorkStop(app: Hono<AppEnv>): void {
   document({
@@ -23,7 +25,10 @@ export function registerWorkStop(app: Hono<AppEnv>): void {
     credentials: ['environment_key', 'admin_api_key', 'platform_api_key'],
     body: z.object({ force: z.boolean().optional() }),
     responses: {
-      204: { description: 'stopped or stopping; no body' },
+      200: {
+        description: 'the work item after the stop: stopping (graceful, active) or stopped',
+        schema: wireWorkSchema,
+      },
       409: { description: 'already past it' },
     },
   });
@@ -32,8 +37,7 @@ export function registerWorkStop(app: Hono<AppEnv>): void {
     await authorize(c, ANY_KEY, env);
     const id = workId(c);
     const force = parseStopBody(await readJson(c));
-    await stop(c.get('deps').db, env, id, force);
-    return noContent();
+    return reply(c, toWireWork(await stop(c.get('deps').db, env, id, force)));
   });
 }
 

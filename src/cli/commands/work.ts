@@ -70,10 +70,9 @@ export const workCommands: CommandDef[] = [
     async run(cmd: Command) {
       const [env, id] = expectPositionals(cmd.positionals, ['environment_id', 'work_id']);
       const force = cmd.values.force === true;
-      await cmd.client.post(`${workPath(env!, id!)}/stop`, { force });
-      // The API answers 204 with no body; scripts still get one document to parse.
-      if (cmd.json) return cmd.out.json({ id, stop_requested: true, force });
-      cmd.out.text(`${force ? 'stopped' : 'stop requested for'} ${id}\n`);
+      const w = (await cmd.client.post(`${workPath(env!, id!)}/stop`, { force })) as WireWork;
+      if (cmd.json) return cmd.out.json(w);
+      cmd.out.text(`${w.id} ${w.state}\n`);
     },
   },
 ];

@@ -176,7 +176,7 @@ export async function corruptCopy(db: SqlHandle, from: string, to: string): Prom
   // unexpected: a completion of an id nobody enqueued.
   await db.execute(
     sql`INSERT INTO ${t}.outcomes (lane, worker, call, work_id, outcome, status, stale)
-        VALUES ('wire', 'ghost', 'stop', 'work_0000000000000000000000zz', 'accepted', 204, false)`,
+        VALUES ('wire', 'ghost', 'stop', 'work_0000000000000000000000zz', 'accepted', 200, false)`,
   );
   // unfenced: a wire completion the database took after that attempt's lease had lapsed.
   await db.execute(

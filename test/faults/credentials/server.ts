@@ -69,7 +69,7 @@ export async function exerciseKeys(
     200,
     call('POST', `${base}/work/${polled.id}/heartbeat?expected_last_heartbeat=NO_HEARTBEAT`, worker),
   );
-  await expectStatus(204, call('POST', `${base}/work/${polled.id}/stop`, worker, { force: true }));
+  await expectStatus(200, call('POST', `${base}/work/${polled.id}/stop`, worker, { force: true }));
   await expectStatus(200, call('GET', `${base}/work`, worker));
   await expectStatus(200, call('GET', `${base}/work/stats`, { 'x-api-key': platform.key! }));
   await expectStatus(
