@@ -3,6 +3,11 @@
  * the request that opened it in workerd — closed after the response is sent. Long polls have
  * no LISTEN here: they re-poll on a short backoff inside `block_ms`. `scheduled` runs the
  * queue's housekeeping on the crons in wrangler.toml over a Pool of its own.
+ *
+ * LEASEHOLD_ADMIN_KEY (a wrangler secret) works as on Node, where it is ensured at start: an
+ * isolate has no start of its own, so the app ensures it before the first credential the
+ * isolate resolves (`src/auth/configured-admin-key.ts`). A fresh isolate is the Worker's
+ * "next start": it makes a configured key revoked through the API live again.
  */
 import { createApp } from '../src/api/app.js';
 import type { ApiDeps } from '../src/api/types.js';
@@ -41,12 +46,17 @@ export default {
     }
     const conn = open(cfg);
     try {
-      return await app.fetch(request, { deps: { db: conn.db } satisfies ApiDeps });
+      const deps: ApiDeps = { db: conn.db, adminKey: cfg.adminKey ?? undefined };
+      return await app.fetch(request, { deps });
     } finally {
       ctx.waitUntil(conn.close());
     }
   },
 
+  // The admin key is not ensured here: housekeeping resolves no credential, and requests ensure
+  // it before the first one they resolve. A cron run (every minute, often in an isolate that
+  // serves no request) would only add a statement, and bring a revoked configured key back
+  // when no request has asked for it.
   async scheduled(_event: unknown, env: Env, ctx: Ctx): Promise<void> {
     const conn = open(config(env));
     const run = runOnce({ db: conn.db }).finally(() => conn.close());

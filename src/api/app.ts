@@ -5,6 +5,7 @@
  * the host registered an OpenTelemetry SDK).
  */
 import { Hono } from 'hono';
+import { ConfiguredAdminKey } from '../auth/configured-admin-key.js';
 import { CredentialCache } from '../auth/credential-cache.js';
 import { registerConsole } from '../console/index.js';
 import { pgCode } from '../db/errors.js';
@@ -34,6 +35,7 @@ export function createApp(
   const depsFor = typeof deps === 'function' ? deps : () => deps;
   const app = new Hono<AppEnv>();
   const credentials = new CredentialCache();
+  const configuredAdminKey = new ConfiguredAdminKey();
   const pollRecords = new PollRecords();
   const pollGate = options.pollGate ?? new PollGate();
 
@@ -44,6 +46,7 @@ export function createApp(
     c.set('deps', depsFor(c.env));
     c.set('principal', undefined);
     c.set('credentials', credentials);
+    c.set('configuredAdminKey', configuredAdminKey);
     c.set('pollRecords', pollRecords);
     c.set('pollGate', pollGate);
     refuseUnframedBody(c.req.header('transfer-encoding'));

@@ -16,10 +16,21 @@ export async function principal(c: Context<AppEnv>): Promise<Principal> {
   if (cached) return cached;
   const secret = presentedSecret(c);
   if (secret === null) throw unauthorized('missing credentials: send Authorization: Bearer <key>');
-  const found = await resolveCredential(c.get('deps').db, secret, c.get('credentials'));
+  const found = await lookUpCredential(c, secret);
   if (!found) throw unauthorized('invalid credentials');
   c.set('principal', found);
   return found;
+}
+
+/**
+ * Who `secret` belongs to, or null: every credential this app accepts is resolved here. A host
+ * that hands the app LEASEHOLD_ADMIN_KEY (`deps.adminKey`, Workers) has it ensured first, once
+ * per app, so the configured key is live before the first lookup that could present it.
+ */
+export async function lookUpCredential(c: Context<AppEnv>, secret: string): Promise<Principal | null> {
+  const { db, adminKey } = c.get('deps');
+  if (adminKey) await c.get('configuredAdminKey').ensure(db, adminKey);
+  return resolveCredential(db, secret, c.get('credentials'));
 }
 
 function presentedSecret(c: Context<AppEnv>): string | null {

@@ -1,5 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import type { ConfiguredAdminKey } from '../auth/configured-admin-key.js';
 import type { CredentialCache } from '../auth/credential-cache.js';
 import type { Principal } from '../auth/credentials.js';
 import type { Database } from '../db/handle.js';
@@ -20,6 +21,12 @@ export interface ApiDeps {
   log?: Logger;
   /** The agent journal's NATS connection (NATS_URL); absent → the journal routes answer 503. */
   journal?: JournalDeps;
+  /**
+   * LEASEHOLD_ADMIN_KEY for a host with no start-up to ensure it at (Workers): the app makes
+   * it a live admin key before the first credential it resolves. The Node server ensures it
+   * at start (or generates a key) and leaves this unset.
+   */
+  adminKey?: string;
 }
 
 /** A JetStream client and the connection under it (Check takes the connection, as Go's does). */
@@ -35,6 +42,8 @@ export type AppEnv = {
     principal: Principal | undefined;
     /** This app's memory of resolved credentials (one per process or Worker isolate). */
     credentials: CredentialCache;
+    /** Whether this app has ensured `deps.adminKey` (one per process or Worker isolate). */
+    configuredAdminKey: ConfiguredAdminKey;
     /** When this app last wrote each worker's poll row. */
     pollRecords: PollRecords;
     /** This app's count of parked long polls, per key and in all (one per process or isolate). */

@@ -163,7 +163,8 @@ export async function revokeApiKey(db: SqlHandle, keyId: string): Promise<boolea
 
 /**
  * Makes `secret` (from LEASEHOLD_ADMIN_KEY) a live admin key, and revokes any admin key an
- * earlier value of the setting created, so changing the setting rotates the key.
+ * earlier value of the setting created, so changing the setting rotates the key. Run at
+ * start on Node, and once per isolate on Workers (`configured-admin-key.ts`).
  */
 export async function ensureConfiguredAdminKey(db: SqlHandle, secret: string): Promise<void> {
   const hash = await hashSecret(secret);

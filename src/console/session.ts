@@ -7,9 +7,9 @@
  */
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { lookUpCredential } from '../api/auth.js';
 import { forbidden } from '../api/errors.js';
 import type { AppEnv } from '../api/types.js';
-import { resolveCredential } from '../auth/credentials.js';
 
 export const CONSOLE_BASE = '/console';
 const COOKIE = 'leasehold_console';
@@ -18,7 +18,7 @@ const COOKIE = 'leasehold_console';
 export async function signedInKey(c: Context<AppEnv>): Promise<string | null> {
   const secret = getCookie(c, COOKIE);
   if (!secret) return null;
-  const found = await resolveCredential(c.get('deps').db, secret, c.get('credentials'));
+  const found = await lookUpCredential(c, secret);
   if (found?.kind !== 'api' || found.scope !== 'admin') return null;
   c.set('principal', found);
   return secret;
@@ -26,7 +26,7 @@ export async function signedInKey(c: Context<AppEnv>): Promise<string | null> {
 
 /** True when `secret` is a live admin key; then the browser keeps it for this session. */
 export async function signIn(c: Context<AppEnv>, secret: string): Promise<boolean> {
-  const found = await resolveCredential(c.get('deps').db, secret, c.get('credentials'));
+  const found = await lookUpCredential(c, secret);
   if (found?.kind !== 'api' || found.scope !== 'admin') return false;
   setCookie(c, COOKIE, secret, {
     path: CONSOLE_BASE,

@@ -118,11 +118,9 @@ describe('npm start with no configuration', () => {
       latest_heartbeat_at: beat.last_heartbeat,
     });
 
-    expect(await worker.stop(workId, { environment_id: environmentId, force: true })).toBe(null);
-    expect(await admin.retrieve(workId, { environment_id: environmentId })).toMatchObject({
-      state: 'stopped',
-      stopped_at: expect.any(String),
-    });
+    const stopped = await worker.stop(workId, { environment_id: environmentId, force: true });
+    expect(stopped).toMatchObject({ id: workId, state: 'stopped', stopped_at: expect.any(String) });
+    expect(await admin.retrieve(workId, { environment_id: environmentId })).toEqual(stopped);
     expect(await worker.poll(environmentId)).toBe(null);
   });
 

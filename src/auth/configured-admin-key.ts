@@ -1,0 +1,29 @@
+/**
+ * LEASEHOLD_ADMIN_KEY where there is no start-up to ensure it at. The Node server ensures the
+ * key once, before it listens; a Worker isolate has no such moment, so the app ensures it
+ * before the first credential it resolves and remembers that it did: once an isolate has
+ * resolved it, no request pays a statement for it again.
+ *
+ * What is remembered is the digest of the value ensured, never the secret. A different value
+ * is ensured again (retiring the earlier value's key, as a changed setting does on Node). A
+ * failed ensure is not remembered, so the next request tries again.
+ *
+ * Requests that arrive before the first ensure has finished each run their own rather than
+ * wait on it: the statement is idempotent, and on Workers a database connection belongs to the
+ * request that opened it — a request awaiting another's would hang if that one were cancelled.
+ */
+import type { SqlHandle } from '../db/handle.js';
+import { ensureConfiguredAdminKey } from './credentials.js';
+import { hashSecret } from './secrets.js';
+
+export class ConfiguredAdminKey {
+  private ensured: string | null = null;
+
+  /** Makes `secret` a live admin key unless this object already did. */
+  async ensure(db: SqlHandle, secret: string): Promise<void> {
+    const digest = await hashSecret(secret);
+    if (digest === this.ensured) return;
+    await ensureConfiguredAdminKey(db, secret);
+    this.ensured = digest;
+  }
+}
