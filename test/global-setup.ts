@@ -1,7 +1,9 @@
 /**
- * Runs once before the suite: a migrated template database on the real PostgreSQL (each test
- * file clones it), a migrated PGlite snapshot (each embedded-driver file loads it), and the
- * WebSocket proxy the Neon driver reaches PostgreSQL through.
+ * Runs once before the suite: first the programs the tests need (nats-server, Chromium:
+ * installed where the machine allows it, else the run stops with what to install), then a
+ * migrated template database on the real PostgreSQL (each test file clones it), a migrated
+ * PGlite snapshot (each embedded-driver file loads it), and the WebSocket proxy the Neon driver
+ * reaches PostgreSQL through.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,7 @@ import { connectPg, migratePg } from '../src/db/drivers/node-pg.js';
 import { migratePglite, openPglite } from '../src/db/drivers/pglite.js';
 import { startNatsServer } from './helpers/nats-server.js';
 import { adminQuery, databaseUrl } from './helpers/postgres.js';
+import { ensureTestPrereqsOrExit } from './helpers/prereqs.js';
 import { startWsProxy } from './helpers/ws-proxy.js';
 
 declare module 'vitest' {
@@ -26,6 +29,8 @@ declare module 'vitest' {
 export const MIGRATIONS = path.resolve(import.meta.dirname, '../drizzle');
 
 export default async function setup(project: TestProject) {
+  // Before anything else: a missing program is installed, or named, before any other failure.
+  ensureTestPrereqsOrExit();
   const template = `leasehold_tpl_${process.pid}`;
   await dropTestDatabases();
   await adminQuery(`CREATE DATABASE ${template}`);

@@ -1,15 +1,15 @@
 /**
  * Debian's Chromium under playwright-core, as the console's end-to-end tests drive it: headless,
  * no sandbox (tests run as root), every background service off (this machine's network refuses
- * them), and a fresh profile per launch. A missing Chromium fails the test with how to install it.
+ * them), and a fresh profile per launch. The global setup installs Chromium where it may
+ * (`prereqs.ts`); a missing one still fails the test with how to install it.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
-
-export const CHROMIUM = process.env.LEASEHOLD_CHROMIUM ?? '/usr/bin/chromium';
+import { CHROMIUM } from './prereqs.js';
 
 /** Where screenshots go: kept after the run as test artifacts (git-ignored). */
 export const ARTIFACTS = path.resolve(process.env.LEASEHOLD_ARTIFACTS ?? 'artifacts/console');

@@ -1,0 +1,158 @@
+/**
+ * A private nats-server: JetStream in a temporary store and a websocket listener, both on free
+ * loopback ports, for a journal that nobody else shares. `npm run example:session` runs its
+ * journal on one; the tests and the benchmarks start theirs with it too
+ * (test/helpers/nats-server.ts adds what only tests need). A server can be killed and started
+ * again in place — same ports, same store — and `stop()` removes the store.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** How long a start may take before it is given up. */
+const START_TIMEOUT_MS = 10_000;
+/** How long a SIGTERM may take before the process is killed outright. */
+const STOP_GRACE_MS = 3_000;
+
+/** Where nats-server may be: $NATS_SERVER_BIN first, then where packages put it. */
+export function findNatsServer(): string | undefined {
+  const candidates = [
+    process.env.NATS_SERVER_BIN,
+    '/usr/sbin/nats-server',
+    '/usr/bin/nats-server',
+    '/usr/local/bin/nats-server',
+  ];
+  return candidates.find((p): p is string => !!p && existsSync(p));
+}
+
+export interface NatsServerProcess {
+  /** `ws://127.0.0.1:<port>`: what NATS_URL is set to. */
+  wsUrl: string;
+  /** Client (TCP) port. */
+  port: number;
+  storeDir: string;
+  /** The current server process (it changes with `start()`). */
+  readonly pid: number;
+  /**
+   * Ends the server process with `signal` (default SIGKILL: no shutdown of its own) and waits
+   * for it to exit; its store and ports are kept for `start()`. A no-op when it is not running.
+   */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /**
+   * Starts the server again in place — same client and websocket ports, same store — and
+   * resolves once it is ready. Clients reconnect to it by themselves.
+   */
+  start(): Promise<void>;
+  /** Ends the server (SIGTERM, then SIGKILL after 3 s) and removes its store. */
+  stop(): Promise<void>;
+}
+
+export interface NatsServerOptions {
+  /** The nats-server binary; default `findNatsServer()`. */
+  binary?: string;
+  /** Lines appended to the server's configuration file. */
+  extraConfig?: string;
+}
+
+/** Starts a private nats-server and resolves once it says it is ready. */
+export async function launchNatsServer(options: NatsServerOptions = {}): Promise<NatsServerProcess> {
+  const bin = options.binary ?? findNatsServer();
+  if (!bin) {
+    throw new Error(
+      'nats-server is not installed (looked in $NATS_SERVER_BIN, /usr/sbin, /usr/bin, /usr/local/bin): ' +
+        'install it (Debian: apt-get install nats-server) or set NATS_SERVER_BIN=/path/to/nats-server',
+    );
+  }
+  const dir = await mkdtemp(path.join(tmpdir(), 'leasehold-nats-'));
+  const config = path.join(dir, 'nats.conf');
+  const writeConfig = (port: number | -1, wsPort: number | -1) =>
+    writeFile(
+      config,
+      `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${dir}/store" }\nwebsocket { listen: "127.0.0.1:${wsPort}", no_tls: true }\n${options.extraConfig ?? ''}\n`,
+    );
+  // The first start takes free ports; a restart in place pins the ones it got.
+  await writeConfig(-1, -1);
+  let server: Spawned;
+  try {
+    server = await spawnServer(bin, config);
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const { port, wsPort } = server;
+  return {
+    wsUrl: `ws://127.0.0.1:${wsPort}`,
+    port,
+    storeDir: path.join(dir, 'store'),
+    get pid() {
+      return server.child.pid!;
+    },
+    kill: async (signal = 'SIGKILL') => {
+      const { child } = server;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill(signal);
+      await exited;
+    },
+    start: async () => {
+      if (server.child.exitCode === null && server.child.signalCode === null) {
+        throw new Error('nats-server is still running: kill() it before start()');
+      }
+      await writeConfig(port, wsPort);
+      server = await spawnServer(bin, config);
+    },
+    stop: async () => {
+      await stopChild(server.child);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Spawned {
+  child: ChildProcess;
+  port: number;
+  wsPort: number;
+}
+
+/** Spawns nats-server on `config` and resolves with its ports once it says it is ready. */
+async function spawnServer(bin: string, config: string): Promise<Spawned> {
+  const child = spawn(bin, ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const { wsPort, port } = await new Promise<{ wsPort: number; port: number }>((resolve, reject) => {
+    let log = '';
+    let wsPort = 0;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`nats-server did not start within ${START_TIMEOUT_MS / 1000} s:\n${log}`));
+    }, START_TIMEOUT_MS);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString();
+      const ws = /websocket clients on ws:\/\/127\.0\.0\.1:(\d+)/.exec(log);
+      if (ws) wsPort = Number(ws[1]);
+      const tcp = /client connections on 127\.0\.0\.1:(\d+)/.exec(log);
+      if (wsPort && tcp && log.includes('Server is ready')) {
+        clearTimeout(timer);
+        resolve({ wsPort, port: Number(tcp[1]) });
+      }
+    });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`nats-server could not be started (${bin}): ${err.message}`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`nats-server exited with ${code} during start:\n${log}`));
+    });
+  });
+  return { child, port, wsPort };
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS).unref();
+  });
+}
