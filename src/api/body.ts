@@ -161,7 +161,11 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what = 'reque
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const where = issue.path.length ? issue.path.map((p) => echo(String(p))).join('.') : what;
-  if (issue.code === 'unrecognized_keys') throw badRequest(`unknown field "${echo(issue.keys[0]!)}"`);
+  // A nested unknown field is named by its whole path (`tools.0.configs.1.allowed_domains`).
+  if (issue.code === 'unrecognized_keys')
+    throw badRequest(
+      `unknown field "${[...issue.path, issue.keys[0]!].map((p) => echo(String(p))).join('.')}"`,
+    );
   // A refused record key says only "Invalid key in record"; the key schema's own issue says why.
   const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
   throw badRequest(`${where}: ${message}`);
