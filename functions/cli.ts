@@ -1,8 +1,9 @@
 /**
  * `leasehold` (bin/leasehold.mjs): wires the CLI (`src/cli/`) to this process — argv, the
- * environment, stdout/stderr, fetch, Ctrl-C and the exit code — and gives it the three
- * operations that are not HTTP calls: running the Node server, migrating a database, and
- * provisioning the journal stream, each with the same code the server and scripts use.
+ * environment, stdout/stderr, fetch, Ctrl-C and the exit code — and gives it the four
+ * operations that are not HTTP calls: running the Node server, running the brain, migrating a
+ * database, and provisioning the journal stream, each with the same code the server and
+ * scripts use.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +40,11 @@ const deps: CliDeps = {
   // process from then on (its SIGTERM/SIGINT drain ends it with process.exit).
   serve: async () => {
     await import('./node.js');
+    await new Promise<never>(() => {});
+  },
+  // The brain alike: its entry owns the process once imported.
+  brain: async () => {
+    await import('./brain.js');
     await new Promise<never>(() => {});
   },
   // The database and NATS clients load only for the commands that use them: every other

@@ -4,7 +4,7 @@
  * Long polls wake on LISTEN/NOTIFY; housekeeping runs on a timer; SIGTERM drains.
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
@@ -20,7 +20,10 @@ import { connectPg, listenPg, migratePg } from '../src/db/drivers/node-pg.js';
 import type { Database } from '../src/db/handle.js';
 import { connectJournal } from '../src/journal/connect.js';
 import { ensureJournalStream } from '../src/journal/stream.js';
+import { TURN_CHANNEL } from '../src/loop/index.js';
 import { runOnce, WORK_CHANNEL } from '../src/queue/index.js';
+import { SESSION_EVENTS_CHANNEL } from '../src/sessions/index.js';
+import { type BrainLoop, modelFromConfig, startBrainLoop, TURNS } from './brain-loop.js';
 import type { Telemetry } from './telemetry.js';
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../drizzle');
@@ -39,13 +42,28 @@ interface Storage {
   close(): Promise<void>;
 }
 
-async function openStorage(config: Config, hub: WakeHub): Promise<Storage> {
+async function openStorage(config: Config, hubs: Hubs): Promise<Storage> {
+  const { work: hub, sessions, turns } = hubs;
   const notify = (payload: string) => {
     try {
       hub.notify((JSON.parse(payload) as { environment_id: string }).environment_id);
     } catch {
       hub.notifyAll();
     }
+  };
+  // A session's log grew (or the session went): the payload is its id.
+  const notifySession = (payload: string) => sessions.notify(payload);
+  // A session's next turn was enqueued: any brain slot may take it.
+  const notifyTurn = () => turns.notify(TURNS);
+  const reconnected = () => {
+    hub.notifyAll();
+    sessions.notifyAll();
+    turns.notifyAll();
+  };
+  const onNotification = (payload: string, channel: string) => {
+    if (channel === WORK_CHANNEL) notify(payload);
+    else if (channel === SESSION_EVENTS_CHANNEL) notifySession(payload);
+    else notifyTurn();
   };
   if (config.databaseUrl) {
     const conn = connectPg(config.databaseUrl, {
@@ -57,9 +75,9 @@ async function openStorage(config: Config, hub: WakeHub): Promise<Storage> {
     await migratePg(conn.db, MIGRATIONS, config.databaseUrl);
     const listener = listenPg(
       config.databaseUrl,
-      WORK_CHANNEL,
-      notify,
-      () => hub.notifyAll(),
+      [WORK_CHANNEL, SESSION_EVENTS_CHANNEL, TURN_CHANNEL],
+      onNotification,
+      reconnected,
       (err) => log.warn('listen connection error', { error: err.message }),
     );
     return {
@@ -78,14 +96,46 @@ async function openStorage(config: Config, hub: WakeHub): Promise<Storage> {
   const lite = await openPglite(dataDir);
   await migratePglite(lite.db, MIGRATIONS);
   const unlisten = await lite.client.listen(WORK_CHANNEL, notify);
+  const unlistenSessions = await lite.client.listen(SESSION_EVENTS_CHANNEL, notifySession);
+  const unlistenTurns = await lite.client.listen(TURN_CHANNEL, notifyTurn);
   return {
     db: lite.db,
     description: `embedded PGlite in ${dataDir}`,
     close: async () => {
       await unlisten();
+      await unlistenSessions();
+      await unlistenTurns();
       await lite.close();
     },
   };
+}
+
+interface Hubs {
+  work: WakeHub;
+  sessions: WakeHub;
+  turns: WakeHub;
+}
+
+/** How long a drain lets open event streams run before cutting them (clients reconnect). */
+const STREAM_DRAIN_GRACE_MS = 1_500;
+
+/**
+ * The brain in this process when LEASEHOLD_MODEL names a model; it needs the journal, so
+ * without NATS_URL the server refuses to start, naming the setting.
+ */
+async function startBrain(
+  config: Config,
+  db: Database,
+  journal: JournalDeps | null,
+  turns: WakeHub,
+): Promise<BrainLoop | null> {
+  const model = await modelFromConfig(config);
+  if (!model) return null;
+  if (!journal)
+    throw new ConfigError(
+      'LEASEHOLD_MODEL needs NATS_URL: the brain records every model call in the journal',
+    );
+  return startBrainLoop({ db, js: journal.js, model, wake: turns, log }, config.brainSlots);
 }
 
 /** Makes sure someone can administer the server: the configured key, or a generated one on disk. */
@@ -128,8 +178,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const hub = new WakeHub();
-  const storage = await openStorage(config, hub);
+  const hubs: Hubs = { work: new WakeHub(), sessions: new WakeHub(), turns: new WakeHub() };
+  const storage = await openStorage(config, hubs);
   await ensureAdmin(storage.db, config);
   const journal = await openJournal(config);
   // The OpenTelemetry SDK (~40 MB resident) is loaded only when there is somewhere to export.
@@ -137,7 +187,16 @@ async function main(): Promise<void> {
     ? (await import('./telemetry.js')).startTelemetry(config, storage.db, log)
     : { shutdown: async () => {} };
 
-  const deps: ApiDeps = { db: storage.db, wake: hub, log, journal: journal ?? undefined };
+  const deps: ApiDeps = {
+    db: storage.db,
+    wake: hubs.work,
+    sessionWake: hubs.sessions,
+    // The loop's turn channel names the one kind it notifies: model_turn (TURNS).
+    claimWake: hubs.turns,
+    log,
+    journal: journal ?? undefined,
+  };
+  const brain = await startBrain(config, storage.db, journal, hubs.turns);
   const pollGate = new PollGate({ perKey: config.longPollsPerKey, perProcess: config.longPollsPerProcess });
   const app = createApp(deps, { pollGate });
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
@@ -173,7 +232,12 @@ async function main(): Promise<void> {
     for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
     // Stop accepting and close idle sockets (Node ≥ 19); in-flight requests (long polls
     // included, ≤ 1 s) are answered first, each closing its socket.
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Event streams never end by themselves: cut them after the drain's grace.
+    const cut = setTimeout(() => (server as Server).closeAllConnections(), STREAM_DRAIN_GRACE_MS);
+    await closed;
+    clearTimeout(cut);
+    await brain?.stop();
     await housekeeping;
     await journal?.nc.close();
     await telemetry.shutdown(); // its last collection reads the database

@@ -18,7 +18,10 @@ export interface Config {
   port: number;
   /** Node server listen address; loopback unless told otherwise. */
   host: string;
-  /** The first admin API key, stored hashed at start-up; never logged. */
+  /**
+   * The first admin API key, stored hashed — at start-up on Node, before the first credential
+   * an isolate resolves on Workers; never logged.
+   */
   adminKey: string | null;
   /** `ws://` or `wss://` URL of a NATS server with JetStream; null → journal off. */
   natsUrl: string | null;
@@ -61,7 +64,27 @@ export interface Config {
    * replicas that leave it to others or to an external cron. Runs may overlap safely.
    */
   housekeepingEveryMs: number;
+  /**
+   * The brain's model (LEASEHOLD_MODEL): `scripted:<file>` answers from a JSON file of Messages
+   * responses (tests, demos, offline); `anthropic` calls the Messages API. Null → no brain.
+   */
+  model: ModelSetting | null;
+  /**
+   * The Messages API key (LEASEHOLD_MODEL_API_KEY) and base URL (LEASEHOLD_MODEL_BASE_URL;
+   * null → https://api.anthropic.com). Never ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL: a
+   * bring-your-own-compute user points those at Leasehold itself. The key is never logged.
+   */
+  modelApiKey: string | null;
+  modelBaseUrl: string | null;
+  /**
+   * The brain (`npm run brain`, or the server's own with LEASEHOLD_MODEL): how many turns it
+   * runs at once, each on its own claim of the `model_turn` lane (LEASEHOLD_BRAIN_SLOTS,
+   * default 4).
+   */
+  brainSlots: number;
 }
+
+export type ModelSetting = { kind: 'scripted'; file: string } | { kind: 'anthropic' };
 
 /** Node's default port: the same as `wrangler dev`, so local clients need no change between the two. */
 export const DEFAULT_PORT = 8787;
@@ -86,6 +109,12 @@ export function parseConfig(raw: Record<string, unknown>): Config {
   const otlpEndpoint = text('OTEL_EXPORTER_OTLP_ENDPOINT');
   if (otlpEndpoint !== null && !isHttpUrl(otlpEndpoint)) {
     throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL');
+  }
+  const modelApiKey = text('LEASEHOLD_MODEL_API_KEY');
+  const model = modelSetting(text('LEASEHOLD_MODEL'), modelApiKey);
+  const modelBaseUrl = text('LEASEHOLD_MODEL_BASE_URL');
+  if (modelBaseUrl !== null && !isHttpUrl(modelBaseUrl)) {
+    throw new ConfigError('LEASEHOLD_MODEL_BASE_URL must be an http:// or https:// URL');
   }
   const natsUrl = text('NATS_URL');
   if (natsUrl !== null && !/^wss?:\/\//.test(natsUrl)) {
@@ -125,7 +154,27 @@ export function parseConfig(raw: Record<string, unknown>): Config {
       0,
       86_400_000,
     ),
+    model,
+    modelApiKey,
+    modelBaseUrl,
+    brainSlots: integerIn('LEASEHOLD_BRAIN_SLOTS', text('LEASEHOLD_BRAIN_SLOTS'), 4, 1, 256),
   };
+}
+
+function modelSetting(value: string | null, apiKey: string | null): ModelSetting | null {
+  if (value === null) return null;
+  if (value === 'anthropic') {
+    if (apiKey === null) {
+      throw new ConfigError('LEASEHOLD_MODEL=anthropic needs LEASEHOLD_MODEL_API_KEY (the Messages API key)');
+    }
+    return { kind: 'anthropic' };
+  }
+  if (value.startsWith('scripted:') && value.length > 'scripted:'.length) {
+    return { kind: 'scripted', file: value.slice('scripted:'.length) };
+  }
+  throw new ConfigError(
+    `LEASEHOLD_MODEL must be anthropic or scripted:<file of Messages responses>, not ${JSON.stringify(value)}`,
+  );
 }
 
 function onOff(name: string, value: string | null): boolean {

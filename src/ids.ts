@@ -6,7 +6,7 @@
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const TOKEN = /^[0-9abcdefghjkmnpqrstvwxyz]{24}$/;
 
-export type IdPrefix = 'work' | 'env' | 'envkey' | 'apikey' | 'req';
+export type IdPrefix = 'work' | 'env' | 'envkey' | 'apikey' | 'req' | 'agent' | 'sess' | 'sevt' | 'hc';
 
 /**
  * CSPRNG bytes drawn 4 KiB at a time: a `getRandomValues` call costs microseconds whatever

@@ -14,10 +14,14 @@ describe('parseConfig', () => {
       longPollsPerKey: 64,
       longPollsPerProcess: 1_024,
       housekeepingEveryMs: 60_000,
+      model: null,
+      modelApiKey: null,
+      modelBaseUrl: null,
+      brainSlots: 4,
     });
   });
 
-  it('the pool size, acquire timeout and long-poll caps take integers within their ranges and refuse the rest by name', () => {
+  it('the pool size, acquire timeout, long-poll caps and brain slots take integers within their ranges and refuse the rest by name', () => {
     const config = parseConfig({ LEASEHOLD_DB_POOL_SIZE: '2', LEASEHOLD_DB_ACQUIRE_TIMEOUT_MS: '250' });
     expect(config).toMatchObject({ dbPoolSize: 2, dbAcquireTimeoutMs: 250 });
     for (const bad of ['0', '-1', '1.5', 'ten', '1001']) {
@@ -33,6 +37,11 @@ describe('parseConfig', () => {
     expect(caps).toMatchObject({ longPollsPerKey: 2, longPollsPerProcess: 5 });
     expect(() => parseConfig({ LEASEHOLD_LONG_POLLS_PER_KEY: '0' })).toThrow(/LEASEHOLD_LONG_POLLS_PER_KEY/);
     expect(() => parseConfig({ LEASEHOLD_LONG_POLLS: 'many' })).toThrow(/LEASEHOLD_LONG_POLLS/);
+    expect(parseConfig({ LEASEHOLD_BRAIN_SLOTS: '1' }).brainSlots).toBe(1);
+    expect(parseConfig({ LEASEHOLD_BRAIN_SLOTS: '256' }).brainSlots).toBe(256);
+    for (const bad of ['0', '-2', '2.5', 'four', '257']) {
+      expect(() => parseConfig({ LEASEHOLD_BRAIN_SLOTS: bad })).toThrow(/LEASEHOLD_BRAIN_SLOTS/);
+    }
     expect(parseConfig({ LEASEHOLD_HOUSEKEEPING_EVERY_MS: '0' }).housekeepingEveryMs).toBe(0);
     expect(() => parseConfig({ LEASEHOLD_HOUSEKEEPING_EVERY_MS: '-5' })).toThrow(
       /LEASEHOLD_HOUSEKEEPING_EVERY_MS/,
@@ -48,6 +57,37 @@ describe('parseConfig', () => {
         /LEASEHOLD_PREPARED_STATEMENTS/,
       );
     }
+  });
+
+  it('LEASEHOLD_MODEL takes scripted:<file> or anthropic and refuses anything else by name', () => {
+    expect(parseConfig({ LEASEHOLD_MODEL: 'scripted:demo/script.json' }).model).toEqual({
+      kind: 'scripted',
+      file: 'demo/script.json',
+    });
+    const real = parseConfig({
+      LEASEHOLD_MODEL: 'anthropic',
+      LEASEHOLD_MODEL_API_KEY: 'sk-test',
+      LEASEHOLD_MODEL_BASE_URL: 'https://models.example',
+    });
+    expect(real).toMatchObject({
+      model: { kind: 'anthropic' },
+      modelApiKey: 'sk-test',
+      modelBaseUrl: 'https://models.example',
+    });
+    for (const bad of ['scripted:', 'scripted', 'Anthropic', 'openai', 'file.json']) {
+      expect(() => parseConfig({ LEASEHOLD_MODEL: bad })).toThrow(/LEASEHOLD_MODEL must be/);
+    }
+    expect(() => parseConfig({ LEASEHOLD_MODEL_BASE_URL: 'api.anthropic.com' })).toThrow(
+      /LEASEHOLD_MODEL_BASE_URL/,
+    );
+  });
+
+  it('anthropic without LEASEHOLD_MODEL_API_KEY is refused, and ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL are never read', () => {
+    expect(() => parseConfig({ LEASEHOLD_MODEL: 'anthropic' })).toThrow(ConfigError);
+    // A bring-your-own-compute user points the ANTHROPIC_* variables at Leasehold itself.
+    const byoc = { ANTHROPIC_API_KEY: 'sk-leasehold', ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787' };
+    expect(() => parseConfig({ ...byoc, LEASEHOLD_MODEL: 'anthropic' })).toThrow(/LEASEHOLD_MODEL_API_KEY/);
+    expect(parseConfig(byoc)).toMatchObject({ model: null, modelApiKey: null, modelBaseUrl: null });
   });
 
   it('refuses a database URL, port or NATS URL of the wrong shape', () => {

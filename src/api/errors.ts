@@ -1,12 +1,14 @@
 /**
  * The wire's error envelope and the one place where failures become HTTP statuses:
  * `{"type":"error","request_id":"req_…","error":{"type":…,"message":…,"details"?:…}}`.
- * Queue outcomes map to 404/409/412; a missing journal stream, an unreachable database or
- * NATS to 503; a journal record that is not JSON to 502; anything unknown is
+ * Queue and agent outcomes map to 400/404/409/412; a missing journal stream, an unreachable
+ * database or NATS to 503; a journal record that is not JSON to 502; anything unknown is
  * logged with the request id and answered with a generic 500 that reveals nothing.
  */
+import { AgentArchivedError, AgentDefinitionError, AgentVersionConflictError } from '../agents/errors.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { CorruptRecordError, JournalUnavailableError, NotProvisionedError } from '../journal/errors.js';
+import { EventForbiddenError, EventRefusedError, SessionNotFoundError } from '../loop/errors.js';
 import {
   HeartbeatMismatchError,
   LeaseLostError,
@@ -71,6 +73,17 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof UnknownSessionError) return badRequest(err.message);
   if (err instanceof MetadataLimitError) return badRequest(`metadata: ${err.message}`);
   if (err instanceof HeartbeatMismatchError) return preconditionFailed(err, 0);
+  // Agents: a definition that cannot run names its field; an archived agent is read-only and
+  // closed to new sessions; a stale `version` would overwrite a change its sender never saw.
+  if (err instanceof AgentDefinitionError) return badRequest(err.message);
+  if (err instanceof AgentArchivedError)
+    return badRequest(`${err.message}: it can no longer be updated or used by new sessions`);
+  if (err instanceof AgentVersionConflictError) return conflict(err.message);
+  // Sessions: another environment's session looks missing; an event the loop cannot take is
+  // the sender's to fix; an event type an environment key may not send is not its to send.
+  if (err instanceof SessionNotFoundError) return notFound('session not found');
+  if (err instanceof EventRefusedError) return badRequest(err.message);
+  if (err instanceof EventForbiddenError) return forbidden(err.message);
   if (err instanceof NotProvisionedError) return serviceUnavailable('journal stream not provisioned');
   // NATS dropped or not answering: the client reconnects on its own within about 2 s.
   if (err instanceof JournalUnavailableError)

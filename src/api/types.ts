@@ -18,6 +18,22 @@ export interface ApiDeps {
   db: Database;
   /** Wakes long polls when work arrives; absent → waiters re-poll on a short backoff. */
   wake?: WakeSource;
+  /**
+   * Wakes a session's event streams when its log grows (keyed by session id); absent → a
+   * stream re-reads the log's head on a short backoff and closes after a bounded lifetime.
+   */
+  sessionWake?: WakeSource;
+  /**
+   * Wakes the platform lane's waiting claims (keyed by work kind) when work of that kind is
+   * enqueued; absent for a kind → a waiting claim re-claims on a growing backoff.
+   */
+  claimWake?: WakeSource;
+  /**
+   * Called after a request that may have enqueued a session's turn, for a host whose brain
+   * must be started rather than woken (Workers: the brain Worker, through a service binding).
+   * On Node the brain wakes on NOTIFY and this is unset.
+   */
+  turnEnqueued?: () => void;
   log?: Logger;
   /** The agent journal's NATS connection (NATS_URL); absent → the journal routes answer 503. */
   journal?: JournalDeps;

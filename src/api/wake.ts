@@ -11,8 +11,12 @@ export interface WakeSource {
 }
 
 export interface Watch {
-  /** Resolves on a notification since the last wait (or the watch began), after `ms`, or on abort. */
-  wait(ms: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Resolves on a notification since the last wait (or the watch began), after `ms`, or on
+   * abort: true when a notification (or the abort) ended it, false when `ms` ran out — so a
+   * waiter with nothing to read on a mere timeout can skip the read.
+   */
+  wait(ms: number, signal: AbortSignal): Promise<boolean>;
   close(): void;
 }
 
@@ -57,22 +61,23 @@ class HubWatch implements Watch {
     this.resolve?.();
   }
 
-  wait(ms: number, signal: AbortSignal): Promise<void> {
+  wait(ms: number, signal: AbortSignal): Promise<boolean> {
     if (this.pending || signal.aborted) {
       this.pending = false;
-      return Promise.resolve();
+      return Promise.resolve(true);
     }
-    return new Promise<void>((resolve) => {
-      const done = () => {
+    return new Promise<boolean>((resolve) => {
+      const done = (woken: boolean) => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', done);
+        signal.removeEventListener('abort', woke);
         this.resolve = null;
         this.pending = false;
-        resolve();
+        resolve(woken);
       };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener('abort', done, { once: true });
-      this.resolve = done;
+      const woke = () => done(true);
+      const timer = setTimeout(() => done(false), ms);
+      signal.addEventListener('abort', woke, { once: true });
+      this.resolve = woke;
     });
   }
 
@@ -86,13 +91,14 @@ class HubWatch implements Watch {
 export const BACKOFF_MS = 100;
 export const pollingWake: WakeSource = {
   watch: () => ({
+    // Without a feed every backoff may have missed work: it reads as a wake-up.
     wait: (ms, signal) =>
-      new Promise<void>((resolve) => {
-        if (signal.aborted) return resolve();
+      new Promise<boolean>((resolve) => {
+        if (signal.aborted) return resolve(true);
         const done = () => {
           clearTimeout(timer);
           signal.removeEventListener('abort', done);
-          resolve();
+          resolve(true);
         };
         const timer = setTimeout(done, Math.min(ms, BACKOFF_MS));
         signal.addEventListener('abort', done, { once: true });

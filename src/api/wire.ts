@@ -11,7 +11,7 @@ export interface WireWork {
   id: string;
   environment_id: string;
   created_at: string;
-  data: { type: 'session'; id: string };
+  data: WireWorkData;
   state: Work['state'];
   metadata: Record<string, string>;
   acknowledged_at: string | null;
@@ -22,13 +22,24 @@ export interface WireWork {
   secret: null;
 }
 
+/** What the item is for: the SDK's `BetaSessionWorkData` or `BetaHealthCheckWorkData`. */
+export type WireWorkData = { type: 'session'; id: string } | { type: 'healthcheck'; id: string };
+
+/** The item's `data`; the data check keeps exactly one of the two ids set, as `dataType` says. */
+export function toWireWorkData(w: Work): WireWorkData {
+  if (w.dataType === 'healthcheck' && w.healthcheckId !== null)
+    return { type: 'healthcheck', id: w.healthcheckId };
+  if (w.dataType === 'session' && w.sessionId !== null) return { type: 'session', id: w.sessionId };
+  throw new Error(`work item ${w.id}: data_type ${w.dataType} without its id`);
+}
+
 export function toWireWork(w: Work): WireWork {
   return {
     type: 'work',
     id: w.id,
     environment_id: w.environmentId,
     created_at: w.createdAt,
-    data: { type: 'session', id: w.sessionId },
+    data: toWireWorkData(w),
     state: w.state,
     metadata: w.metadata,
     acknowledged_at: w.acknowledgedAt,
@@ -71,7 +82,15 @@ export const wireWorkSchema = z.object({
   id: z.string(),
   environment_id: z.string(),
   created_at: stamp,
-  data: z.object({ type: z.literal('session'), id: z.string() }),
+  data: z
+    .discriminatedUnion('type', [
+      z.object({ type: z.literal('session'), id: z.string().describe('the session the item works for') }),
+      z.object({
+        type: z.literal('healthcheck'),
+        id: z.string().describe('the healthcheck’s own id (hc_…)'),
+      }),
+    ])
+    .describe('what the item is for: a session’s work, or a healthcheck of the environment’s workers'),
   state: z.enum(['queued', 'starting', 'active', 'stopping', 'stopped']),
   metadata: z.record(z.string(), z.string()),
   acknowledged_at: stamp.nullable(),

@@ -14,7 +14,7 @@
  */
 import type { SqlHandle } from '../db/handle.js';
 import { ensureConfiguredAdminKey } from './credentials.js';
-import { hashSecret } from './secrets.js';
+import { digestsEqual, hashSecret } from './secrets.js';
 
 export class ConfiguredAdminKey {
   private ensured: string | null = null;
@@ -22,7 +22,9 @@ export class ConfiguredAdminKey {
   /** Makes `secret` a live admin key unless this object already did. */
   async ensure(db: SqlHandle, secret: string): Promise<void> {
     const digest = await hashSecret(secret);
-    if (digest === this.ensured) return;
+    // The configured value's digest against the one this app ensured: compared in constant time
+    // like every digest here, though both sides come from the configuration, not a caller.
+    if (this.ensured !== null && digestsEqual(digest, this.ensured)) return;
     await ensureConfiguredAdminKey(db, secret);
     this.ensured = digest;
   }

@@ -27,6 +27,8 @@ export interface CliDeps {
   interrupt(): AbortSignal;
   /** Runs the Node server until it stops (`serve`). */
   serve(): Promise<void>;
+  /** Runs the brain until it stops (`brain`). */
+  brain(): Promise<void>;
   /** Applies the migrations to a PostgreSQL database (`migrate`). */
   migrate(databaseUrl: string): Promise<void>;
   /** Creates or checks the journal stream (`journal provision`). */
@@ -84,7 +86,7 @@ export interface CommandDef {
   /** Which credential it needs, and anything else worth a line in `--help`. */
   details?: string;
   options?: import('./args.js').OptionSpecs;
-  /** False for commands that never call the API (serve, migrate, journal provision). */
+  /** False for commands that never call the API (serve, brain, migrate, journal provision). */
   usesApi?: boolean;
   run(cmd: Command): Promise<void>;
 }

@@ -47,7 +47,11 @@ async function stopQuestion(op: Operator, workId: string) {
   if (item?.lane !== 'poll') throw notFound('work item not found (only items a worker polls can be stopped)');
   const ask: ConfirmOptions = {
     title: 'Stop this work item?',
-    question: html`Item <code>${item.id}</code> (${item.kind}, now <strong>${item.state}</strong>) of session <code>${item.sessionId}</code>.`,
+    question: html`Item <code>${item.id}</code> (${item.kind}, now <strong>${item.state}</strong>) ${
+      item.sessionId === null
+        ? html`— healthcheck <code>${item.healthcheckId}</code>`
+        : html`of session <code>${item.sessionId}</code>`
+    }.`,
     action: `${CONSOLE_BASE}/work/${encodeURIComponent(item.id)}/stop`,
     fields: html`<fieldset><legend>How</legend>
 <label><input type="radio" name="mode" value="graceful" checked> Gracefully: its worker finishes up and stops it</label>

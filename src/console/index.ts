@@ -13,6 +13,7 @@ import { consoleGate } from './gate.js';
 import { registerLive } from './live.js';
 import { registerReadRoutes } from './read-routes.js';
 import { CONSOLE_BASE } from './session.js';
+import { registerSessionRoute } from './session-route.js';
 import { registerSignIn } from './sign-in.js';
 
 export function registerConsole(app: Hono<AppEnv>): void {
@@ -21,6 +22,7 @@ export function registerConsole(app: Hono<AppEnv>): void {
   registerConsoleAssets(app);
   registerSignIn(app);
   registerReadRoutes(app);
+  registerSessionRoute(app);
   registerActions(app);
   registerLive(app);
   // Unknown console paths get the console's own not-found page, not the API's JSON, and only

@@ -10,6 +10,7 @@ import { queryParam } from '../api/routes/work-scope.js';
 import type { AppEnv } from '../api/types.js';
 import { decodeCursor, encodeCursor } from '../api/wire.js';
 import { browseWork } from '../queue/browse-work.js';
+import { environmentHealthchecks } from '../queue/environment-healthchecks.js';
 import { environmentSummaries } from '../queue/environment-summaries.js';
 import { inspectWork } from '../queue/inspect-work.js';
 import { readSamples } from '../queue/samples.js';
@@ -78,10 +79,9 @@ export function registerReadRoutes(app: Hono<AppEnv>): void {
     if (pageParam && after === null) throw badRequest('invalid page cursor');
     const [summary] = await environmentSummaries(db, [id]);
     const samples = await readSamples(db, id, CHART_MINUTES);
-    const keys =
-      env.config.type === 'self_hosted'
-        ? (await api<KeyList>('GET', `/v1/environments/${seg(id)}/keys`)).data
-        : null;
+    const selfHosted = env.config.type === 'self_hosted';
+    const keys = selfHosted ? (await api<KeyList>('GET', `/v1/environments/${seg(id)}/keys`)).data : null;
+    const healthchecks = selfHosted ? await environmentHealthchecks(db, id) : null;
     const found = await browseWork(db, id, { state, kind, after, fetch: WORK_PAGE + 1 });
     const items = found.slice(0, WORK_PAGE);
     const last = items[items.length - 1];
@@ -96,6 +96,7 @@ export function registerReadRoutes(app: Hono<AppEnv>): void {
         summary: summary!,
         samples,
         keys,
+        healthchecks,
         items,
         filter: { state, kind },
         nextPage,
@@ -108,7 +109,8 @@ export function registerReadRoutes(app: Hono<AppEnv>): void {
     const { db } = await operator(app, c);
     const item = await inspectWork(db, c.req.param('workId'));
     if (!item) throw notFound('work item not found');
-    const sessionItems = await sessionWork(db, item.sessionId, SESSION_ITEMS);
+    // A healthcheck belongs to no session, so it has no session items to show beside it.
+    const sessionItems = item.sessionId === null ? [] : await sessionWork(db, item.sessionId, SESSION_ITEMS);
     return c.html(workItemPage({ item, sessionItems, notice: noticeFor(c) }));
   });
 

@@ -9,7 +9,9 @@
  */
 import { sql } from 'drizzle-orm';
 import {
+  boolean,
   check,
+  doublePrecision,
   foreignKey,
   index,
   integer,
@@ -21,7 +23,7 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { WORK_KINDS, WORK_LANES, WORK_STATES } from '../queue/types.js';
+import { WORK_DATA_TYPES, WORK_KINDS, WORK_LANES, WORK_STATES } from '../queue/types.js';
 
 const stamp = (name: string) => timestamp(name, { withTimezone: true, mode: 'string' });
 
@@ -49,10 +51,46 @@ export const environments = pgTable(
   ],
 );
 
+/**
+ * Agents: a name, a model, a system prompt and tools, kept in numbered versions. The row holds
+ * what every version shares (identity, archival, the current version); each update writes a
+ * new `agent_versions` row, so a session can pin the version it was created with.
+ */
+export const agents = pgTable(
+  'agents',
+  {
+    id: text('id').primaryKey(),
+    // The newest version's number; `agent_versions` holds every one of them.
+    version: integer('version').notNull(),
+    archivedAt: stamp('archived_at'),
+    createdAt: stamp('created_at').notNull().defaultNow(),
+    updatedAt: stamp('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('agents_created_idx').on(t.createdAt.desc(), t.id.desc())],
+);
+
+export const agentVersions = pgTable(
+  'agent_versions',
+  {
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
+    version: integer('version').notNull(),
+    // The resolved definition (name, description, model, system, tools, mcp_servers, skills,
+    // metadata, multiagent, execution_identity) as the wire shows it, without identity fields.
+    definition: jsonb('definition').$type<Record<string, unknown>>().notNull(),
+    createdAt: stamp('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.agentId, t.version] })],
+);
+
+export const SESSION_STATUSES = ['idle', 'running', 'rescheduling', 'terminated'] as const;
+
 export const sessions = pgTable(
   'sessions',
   {
-    // Opaque, minted by the platform (1–128 of [A-Za-z0-9_-]).
+    // Opaque when the platform lane names it (1–128 of [A-Za-z0-9_-]); `sess_…` when minted
+    // by POST /v1/sessions.
     id: text('id').primaryKey(),
     // A session is bound to one environment for life; no cascade, so an environment with
     // sessions cannot be deleted out from under them.
@@ -60,12 +98,94 @@ export const sessions = pgTable(
       .notNull()
       .references(() => environments.id),
     createdAt: stamp('created_at').notNull().defaultNow(),
+    // The agent version the session runs, snapshotted whole at creation (the wire's
+    // `session.agent`); NULL for a session the platform lane opened, whose brain is the
+    // platform's own. agent_id/agent_version repeat it for the list's filters.
+    agent: jsonb('agent').$type<Record<string, unknown>>(),
+    agentId: text('agent_id'),
+    agentVersion: integer('agent_version'),
+    status: text('status', { enum: SESSION_STATUSES }).notNull().default('idle'),
+    title: text('title'),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    resources: jsonb('resources').$type<unknown[]>().notNull().default([]),
+    // Cumulative model usage (input_tokens, output_tokens, cache_* …), summed by the brain.
+    usage: jsonb('usage').$type<Record<string, number>>().notNull().default({}),
+    // Seconds spent running, closed at each return to idle; running_since opens the current span.
+    activeSeconds: doublePrecision('active_seconds').notNull().default(0),
+    runningSince: stamp('running_since'),
+    // The event log's head: the last sequence number and its processed_at. Appends lock this
+    // row to take the next numbers, so a session's sequence has no gaps and processed_at
+    // never decreases along it.
+    lastSeq: integer('last_seq').notNull().default(0),
+    lastEventAt: stamp('last_event_at'),
+    archivedAt: stamp('archived_at'),
+    updatedAt: stamp('updated_at').notNull().defaultNow(),
   },
   (t) => [
     index('sessions_environment_idx').on(t.environmentId),
     // Target of work_items' composite foreign key: an item's (session, environment) pair
     // must be the session's own binding.
     unique('sessions_id_environment_key').on(t.id, t.environmentId),
+    // The sessions list: newest first by (created_at, id), over the sessions the API made.
+    index('sessions_list_idx').on(t.createdAt.desc(), t.id.desc()).where(sql`${t.agent} IS NOT NULL`),
+    check('sessions_status_check', sql`${t.status} IN ('idle', 'running', 'rescheduling', 'terminated')`),
+  ],
+);
+
+/**
+ * A session's event log: append-only, numbered 1, 2, 3 … per session without gaps. `body`
+ * holds the event's own fields (everything but id, type and processed_at). `turn` is internal:
+ * the brain's turn (its journal iteration) whose model response an agent event projects, so
+ * the next request can put that response back whole (thinking blocks included).
+ */
+export const sessionEvents = pgTable(
+  'session_events',
+  {
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    id: text('id').notNull(),
+    type: text('type').notNull(),
+    body: jsonb('body').$type<Record<string, unknown>>().notNull(),
+    processedAt: stamp('processed_at').notNull(),
+    turn: integer('turn'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sessionId, t.seq] }),
+    unique('session_events_id_key').on(t.id),
+    index('session_events_type_idx').on(t.sessionId, t.type, t.seq),
+  ],
+);
+
+/**
+ * The tool calls of a session's agent and their answers: one row per `agent.tool_use` /
+ * `agent.custom_tool_use`, answered by the first result (or synthetic error) for it. Kept so
+ * that a result is matched to its call, a duplicate told from a conflict, the unanswered
+ * calls named in `requires_action`, and a call's deliveries to workers bounded.
+ */
+export const sessionToolCalls = pgTable(
+  'session_tool_calls',
+  {
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    // The agent event's id: what a result names in tool_use_id / custom_tool_use_id.
+    eventId: text('event_id').notNull(),
+    // The model's own tool_use id, for the tool_result blocks of the next request.
+    modelToolUseId: text('model_tool_use_id').notNull(),
+    custom: boolean('custom').notNull(),
+    name: text('name').notNull(),
+    requestedSeq: integer('requested_seq').notNull(),
+    // The answering event; its content for comparing a repeated answer.
+    answeredSeq: integer('answered_seq'),
+    answer: jsonb('answer').$type<Record<string, unknown>>(),
+    // Times a fresh work item was armed for the call after the first (re-arms and re-offers).
+    rearms: integer('rearms').notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sessionId, t.eventId] }),
+    index('session_tool_calls_open_idx').on(t.sessionId).where(sql`${t.answeredSeq} IS NULL`),
   ],
 );
 
@@ -80,7 +200,9 @@ export const workItems = pgTable(
     // session bound to an existing environment, and a second check on every insert is the
     // largest single cost of a batch enqueue.
     environmentId: text('environment_id').notNull(),
-    sessionId: text('session_id').notNull(),
+    // The session the item works for; NULL exactly when the item is a healthcheck (see
+    // data_type below), which belongs to its environment and binds no session.
+    sessionId: text('session_id'),
     kind: text('kind', { enum: WORK_KINDS }).notNull(),
     // Which lane may take the item, fixed at enqueue: `poll` for a tool_exec item of a
     // self_hosted environment, `claim` for everything else. Environment kinds are
@@ -107,6 +229,17 @@ export const workItems = pgTable(
     // when the item is handed out again. For operators: the wire does not show it. Declared
     // last because the migration that added it appends it.
     heartbeats: integer('heartbeats').notNull().default(0),
+    // What the item is for, as the wire's `data.type` says: `session` (work for session_id)
+    // or `healthcheck` (a probe of the environment's workers, its own id in healthcheck_id).
+    // These three are declared last because the migration that added them appends them.
+    dataType: text('data_type', { enum: WORK_DATA_TYPES }).notNull().default('session'),
+    healthcheckId: text('healthcheck_id'),
+    // A healthcheck's environment_id again, NULL on every session item. A healthcheck has no
+    // session to tie it to its environment, so its foreign key ties it: deleting the
+    // environment deletes its healthchecks. NULL on session items, so their inserts check no
+    // key here. A plain column (the data check keeps it equal), not a generated one, so that
+    // adding it did not rewrite the table.
+    healthcheckEnvironmentId: text('healthcheck_environment_id'),
   },
   (t) => [
     check(
@@ -118,11 +251,28 @@ export const workItems = pgTable(
       sql`${t.state} IN ('queued', 'starting', 'active', 'stopping', 'stopped')`,
     ),
     check('work_items_lane_check', sql`${t.lane} IN ('claim', 'poll')`),
+    // A session's item has a session and nothing of a healthcheck; a healthcheck has its own
+    // id, its environment again, no session, and is a tool_exec item of the poll lane (it
+    // probes the workers that poll).
+    check(
+      'work_items_data_check',
+      sql`(${t.dataType} = 'session' AND ${t.sessionId} IS NOT NULL AND ${t.healthcheckId} IS NULL
+           AND ${t.healthcheckEnvironmentId} IS NULL)
+       OR (${t.dataType} = 'healthcheck' AND ${t.sessionId} IS NULL AND ${t.healthcheckId} IS NOT NULL
+           AND ${t.healthcheckEnvironmentId} = ${t.environmentId} AND ${t.kind} = 'tool_exec'
+           AND ${t.lane} = 'poll')`,
+    ),
     // Deleting a session deletes its work; the pair must match the session's binding.
     foreignKey({
       name: 'work_items_session_fk',
       columns: [t.sessionId, t.environmentId],
       foreignColumns: [sessions.id, sessions.environmentId],
+    }).onDelete('cascade'),
+    // Deleting an environment deletes its healthchecks (session items go with their sessions).
+    foreignKey({
+      name: 'work_items_healthcheck_environment_fk',
+      columns: [t.healthcheckEnvironmentId],
+      foreignColumns: [environments.id],
     }).onDelete('cascade'),
     // The live slot: at most one queued/starting/active item per (session, kind). Enqueue
     // is idempotent on it. stopping and stopped do not hold the slot, so a session can be
@@ -145,6 +295,14 @@ export const workItems = pgTable(
       .on(t.environmentId, t.createdAt.desc(), t.id.desc())
       .where(sql`${t.lane} = 'poll'`),
     index('work_items_session_idx').on(t.sessionId),
+    // At most one live healthcheck per environment: asking for one while one is live returns it.
+    uniqueIndex('work_items_live_healthcheck_key')
+      .on(t.environmentId)
+      .where(sql`${t.dataType} = 'healthcheck' AND ${t.state} IN ('queued', 'starting', 'active')`),
+    // An environment's healthchecks: its last answered one, and the cascade when it is deleted.
+    index('work_items_healthcheck_idx')
+      .on(t.healthcheckEnvironmentId, t.acknowledgedAt)
+      .where(sql`${t.healthcheckEnvironmentId} IS NOT NULL`),
   ],
 );
 

@@ -6,8 +6,8 @@ export type DeleteOutcome = 'deleted' | 'not_found' | 'has_sessions';
 
 /**
  * Deletes an environment that has no sessions, cascading to its worker polls, environment
- * keys and queue samples (it can have no work items: every item belongs to one of its
- * sessions). Sessions are bound to their environment for life (no cascade), so one that
+ * keys, queue samples and healthchecks (its only work items: every other item belongs to one
+ * of its sessions). Sessions are bound to their environment for life (no cascade), so one that
  * still has sessions stays: `has_sessions`. A session inserted concurrently makes the
  * foreign key refuse the delete, which is the same answer.
  */

@@ -49,13 +49,15 @@ export class Journal {
   readonly #view: IterationView;
   readonly #book: ReplayBook;
   readonly #placed: PlacedInput[];
+  readonly #stepRecords: readonly JournalRecord[];
   readonly #guard = new OwnerGuard();
   #toolCalls = 0;
   #modelCalls = 0;
 
-  private constructor(writer: FencedWriter, view: IterationView) {
+  private constructor(writer: FencedWriter, view: IterationView, stepRecords: readonly JournalRecord[]) {
     this.#writer = writer;
     this.#view = view;
+    this.#stepRecords = stepRecords;
     this.#book = new ReplayBook(writer.task, view.records, view.epoch);
     this.#placed = [...view.placed];
   }
@@ -79,7 +81,7 @@ export class Journal {
       if (plan.kind === 'fenced') throw new FencedError();
       if (plan.kind === 'committed') {
         const writer = new FencedWriter(js, task, tailSeq, 0, { commit: plan.commit, seq: plan.seq });
-        return new Journal(writer, plan.view);
+        return new Journal(writer, plan.view, records);
       }
       let claimSeq: number;
       try {
@@ -90,7 +92,7 @@ export class Journal {
         if (err instanceof WrongLastSequenceError) continue;
         throw err;
       }
-      const journal = new Journal(new FencedWriter(js, task, claimSeq, 1), plan.view);
+      const journal = new Journal(new FencedWriter(js, task, claimSeq, 1), plan.view, records);
       if (plan.view.restarts >= limit) await journal.#failForRestarts(options);
       return journal;
     }
@@ -256,6 +258,13 @@ export class Journal {
   /** How this claim replays: see `ReplayMode`. */
   mode(): ReplayMode {
     return this.#view.mode;
+  }
+  /**
+   * Every record of the step as Open read it (earlier iterations included), in journal order:
+   * a caller that builds on earlier iterations' outputs need not read the journal again.
+   */
+  stepRecords(): readonly JournalRecord[] {
+    return this.#stepRecords;
   }
   /** This iteration's records before the claim, in journal order: what a successor may reuse. */
   records(): JournalRecord[] {

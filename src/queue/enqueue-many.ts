@@ -7,7 +7,7 @@ import { withSpan } from '../telemetry/tracing.js';
 import { type EnqueueInput, type EnqueueResult, NOTIFY_WORK, validMetadata } from './enqueue.js';
 import { UnknownSessionError } from './errors.js';
 import { LIVE_STATES, WORK_COLUMNS } from './sql.js';
-import type { TraceContext, Work } from './types.js';
+import type { SessionWork, TraceContext } from './types.js';
 
 /**
  * The most inputs one `enqueueMany` takes. A batch is one statement that holds its slots'
@@ -128,7 +128,7 @@ async function insertOrReuse(db: SqlHandle, slots: Slot[]): Promise<EnqueueResul
 }
 
 /** One row per slot: `bound` false when its session is not in its environment; `id` null on a race. */
-type SlotRow = Omit<Work, 'id'> & {
+type SlotRow = Omit<SessionWork, 'id'> & {
   slot: number;
   bound: boolean;
   created: boolean;
@@ -189,7 +189,7 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
   }
 }
 
-function toWork(row: SlotRow): Work {
+function toWork(row: SlotRow): SessionWork {
   const { slot: _slot, bound: _bound, created: _created, notified: _notified, id, ...work } = row;
   return { id: id!, ...work };
 }

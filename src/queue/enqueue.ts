@@ -6,7 +6,7 @@ import { captureTraceContext } from '../telemetry/trace-context.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { UnknownSessionError } from './errors.js';
 import { LIVE_STATES, WORK_COLUMNS } from './sql.js';
-import type { TraceContext, Work, WorkKind } from './types.js';
+import type { SessionWork, TraceContext, WorkKind } from './types.js';
 
 /** The channel a poll-lane enqueue notifies, payload `{"environment_id": …}`. */
 export const WORK_CHANNEL = 'leasehold_work';
@@ -37,7 +37,7 @@ export interface EnqueueResult {
   /** False when a live item of the same (session, kind) already covers the work. */
   created: boolean;
   /** The new item, or the live one that covers it. */
-  work: Work;
+  work: SessionWork;
 }
 
 /**
@@ -94,7 +94,7 @@ async function insertOrReuse(
   throw new Error(`enqueue ${input.sessionId}/${input.kind}: the live slot kept changing under the insert`);
 }
 
-type CreatedRow = Work & { created: boolean };
+type CreatedRow = SessionWork & { created: boolean };
 
 async function insertOrFindLive(
   db: SqlHandle,
@@ -147,8 +147,8 @@ function bindCte(input: EnqueueInput) {
       ),`;
 }
 
-async function findLive(db: SqlHandle, input: EnqueueInput): Promise<Work | null> {
-  return maybeRow<Work>(
+async function findLive(db: SqlHandle, input: EnqueueInput): Promise<SessionWork | null> {
+  return maybeRow<SessionWork>(
     db,
     sql`SELECT ${WORK_COLUMNS} FROM work_items w
          WHERE w.session_id = ${input.sessionId} AND w.kind = ${input.kind} AND w.state IN ${LIVE_STATES}
@@ -164,7 +164,7 @@ async function sessionBound(db: SqlHandle, sessionId: string, environmentId: str
   return row !== null;
 }
 
-function stripCreated(row: CreatedRow & { notified?: unknown }): Work {
+function stripCreated(row: CreatedRow & { notified?: unknown }): SessionWork {
   const { created: _created, notified: _notified, ...work } = row;
   return work;
 }

@@ -10,7 +10,9 @@ export { CLAIM_MANY_MAX, claimMany } from './claim-many.js';
 export { type CompleteAndClaimResult, completeAndClaim } from './complete-and-claim.js';
 export { type CompleteManyResult, completeMany } from './complete-many.js';
 export { type EnqueueInput, type EnqueueResult, enqueue, WORK_CHANNEL } from './enqueue.js';
+export { enqueueHealthcheck, type HealthcheckInput, type HealthcheckResult } from './enqueue-healthcheck.js';
 export { ENQUEUE_MANY_MAX, enqueueMany } from './enqueue-many.js';
+export { type EnvironmentHealthchecks, environmentHealthchecks } from './environment-healthchecks.js';
 export {
   type HeartbeatCurrentState,
   HeartbeatMismatchError,

@@ -21,21 +21,25 @@ export function interval(ms: number): SQL {
 }
 
 /** The `Work` projection of `work_items w`, aliased to the TypeScript field names. */
-export const WORK_COLUMNS = sql.raw(`w.id, w.environment_id AS "environmentId", w.session_id AS "sessionId",
-  w.kind, w.state, w.metadata, ${ts('w.created_at')} AS "createdAt",
+export const WORK_COLUMNS = sql.raw(`w.id, w.environment_id AS "environmentId", w.data_type AS "dataType",
+  w.session_id AS "sessionId", w.healthcheck_id AS "healthcheckId", w.kind, w.state, w.metadata,
+  ${ts('w.created_at')} AS "createdAt",
   ${ts('w.acknowledged_at')} AS "acknowledgedAt", ${ts('w.started_at')} AS "startedAt",
   ${ts('w.last_heartbeat')} AS "lastHeartbeat", ${ts('w.stop_requested_at')} AS "stopRequestedAt",
   ${ts('w.stopped_at')} AS "stoppedAt", ${ts('w.lease_expires_at')} AS "leaseExpiresAt",
   w.claims, w.trace_context AS "traceContext"`);
 
-/** The `Item` projection of `work_items w` after a claim (`reclaimed` is added per statement). */
+/**
+ * The `Item` projection of `work_items w` after a claim (`reclaimed` is added per statement).
+ * `session_id` is never NULL here: only session items are on the claim lane.
+ */
 export const ITEM_COLUMNS = sql.raw(`w.id, w.environment_id AS "environmentId", w.session_id AS "sessionId",
   w.kind, ${ts('w.lease_expires_at')} AS lease, w.claims, w.metadata, w.trace_context AS "traceContext"`);
 
 /**
  * The wire scope: what the work API may see by id. Only the poll lane (a tool_exec item of a
- * self_hosted environment) of the caller's own environment; anything else must look exactly
- * like a missing item.
+ * self_hosted environment: a session's, or a healthcheck) of the caller's own environment;
+ * anything else must look exactly like a missing item.
  */
 export function wireScope(environmentId: string, workId: string): SQL {
   return sql`w.id = ${workId} AND w.environment_id = ${environmentId} AND w.lane = 'poll'`;

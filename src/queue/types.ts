@@ -5,6 +5,9 @@
  * Terminology — each operation lives in a file named for it:
  *
  * - **item**: one unit of work for a session, of one kind. `enqueue` creates it `queued`.
+ * - **healthcheck**: an item for no session — a probe that the environment's workers poll,
+ *   ack and stop like any poll-lane item (`enqueueHealthcheck`; at most one live per
+ *   environment). Its `data_type` is `healthcheck` and it carries its own id instead.
  * - **live slot**: at most one queued/starting/active item per (session, kind). `enqueue` is
  *   idempotent on it: a second enqueue while one is live returns the live one.
  * - **lane**: who may take an item, fixed at enqueue. The **claim lane** serves in-process
@@ -35,10 +38,13 @@ export const WORK_KINDS = ['model_turn', 'tool_exec', 'web_exec', 'outputs_harve
 export const WORK_STATES = ['queued', 'starting', 'active', 'stopping', 'stopped'] as const;
 /** Who may take an item: `claim` (in-process/platform) or `poll` (the wire). */
 export const WORK_LANES = ['claim', 'poll'] as const;
+/** What an item is for, as the wire's `data.type` says: a session's work, or a healthcheck. */
+export const WORK_DATA_TYPES = ['session', 'healthcheck'] as const;
 
 export type WorkKind = (typeof WORK_KINDS)[number];
 export type WorkState = (typeof WORK_STATES)[number];
 export type WorkLane = (typeof WORK_LANES)[number];
+export type WorkDataType = (typeof WORK_DATA_TYPES)[number];
 
 /** RFC 3339 UTC with microseconds, trailing zeros trimmed, `Z` (e.g. `2026-11-30T09:34:12.12345Z`). */
 export type Timestamp = string;
@@ -46,7 +52,10 @@ export type Timestamp = string;
 /** W3C trace context carrier captured at enqueue: `{ traceparent, tracestate? }`. */
 export type TraceContext = Record<string, string>;
 
-/** One item taken on the claim lane. `lease` is the holder's proof and moves with `extend`. */
+/**
+ * One item taken on the claim lane. `lease` is the holder's proof and moves with `extend`.
+ * Always a session's item: healthchecks are poll-lane only (a check constraint says so).
+ */
 export interface Item {
   id: string;
   environmentId: string;
@@ -65,7 +74,12 @@ export interface Item {
 export interface Work {
   id: string;
   environmentId: string;
-  sessionId: string;
+  /** `session`: work for `sessionId`; `healthcheck`: a probe of the workers, `healthcheckId`. */
+  dataType: WorkDataType;
+  /** The session the item works for; null exactly for a healthcheck. */
+  sessionId: string | null;
+  /** A healthcheck's own id (`hc_…`); null exactly for a session's item. */
+  healthcheckId: string | null;
   kind: WorkKind;
   state: WorkState;
   metadata: Record<string, string>;
@@ -81,6 +95,12 @@ export interface Work {
   claims: number;
   traceContext: TraceContext | null;
 }
+
+/** A session's item: what `enqueue` makes, and all the claim lane ever holds. */
+export type SessionWork = Work & { dataType: 'session'; sessionId: string; healthcheckId: null };
+
+/** A healthcheck: what `enqueueHealthcheck` makes. */
+export type HealthcheckWork = Work & { dataType: 'healthcheck'; sessionId: null; healthcheckId: string };
 
 export interface HeartbeatResult {
   lastHeartbeat: Timestamp;

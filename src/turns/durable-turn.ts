@@ -41,6 +41,13 @@ export interface TurnOptions {
   stallMs?: number;
   /** Fail the step after this many consecutive restarts of one iteration. */
   restartLimit?: number;
+  /**
+   * Finishes the item in place of a plain `complete`: given the turn's commit (null when the
+   * crash-loop guard failed the step), it writes what the turn produced and completes the item
+   * in one transaction, under the item's lease, so a takeover after a crash either finds both
+   * done or neither. A `LeaseLostError` from it means a successor owns the item.
+   */
+  settle?: (commit: Commit | null, task: Task) => Promise<void>;
 }
 
 /** What the handler works with: the journal's durable calls, the lease's signal, progress. */
@@ -116,18 +123,22 @@ export async function runDurableTurn(
       return { outcome: 'fenced' };
     }
     if (err instanceof RestartLimitError) {
-      return settle(deps, item, keeper, { outcome: 'restart_limit', restarts: err.restarts });
+      return settle(keeper, { outcome: 'restart_limit', restarts: err.restarts }, () =>
+        options.settle ? options.settle(null, task) : complete(deps.db, item),
+      );
     }
     await keeper.close();
     throw err;
   }
+  const finish = (commit: Commit) => () =>
+    options.settle ? options.settle(commit, task) : complete(deps.db, item);
   const recovered = journal.committed();
   if (recovered) {
-    return settle(deps, item, keeper, {
-      outcome: 'recovered',
-      commit: recovered,
-      seq: journal.committedSeq(),
-    });
+    return settle(
+      keeper,
+      { outcome: 'recovered', commit: recovered, seq: journal.committedSeq() },
+      finish(recovered),
+    );
   }
   let commit: Commit;
   let seq: number;
@@ -140,20 +151,19 @@ export async function runDurableTurn(
     if (failure) return { outcome: 'lease_lost', error: failure };
     throw err;
   }
-  return settle(deps, item, keeper, { outcome: 'committed', commit, seq });
+  return settle(keeper, { outcome: 'committed', commit, seq }, finish(commit));
 }
 
-/** Completes the item once the keeper has stopped; a lost lease leaves it to the successor. */
+/** Finishes the item once the keeper has stopped; a lost lease leaves it to the successor. */
 async function settle(
-  deps: TurnDeps,
-  item: Item,
   keeper: ReturnType<typeof keepLease>,
   outcome: TurnOutcome,
+  finish: () => Promise<void>,
 ): Promise<TurnOutcome> {
   const failure = await keeper.close();
   if (failure) return { outcome: 'lease_lost', error: failure };
   try {
-    await complete(deps.db, item);
+    await finish();
   } catch (err) {
     if (err instanceof LeaseLostError) return { outcome: 'lease_lost', error: err };
     throw err;

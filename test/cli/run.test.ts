@@ -17,6 +17,7 @@ function setup(fetchImpl: typeof fetch = () => Promise.reject(new Error('no netw
     sleep: async () => {},
     interrupt: () => new AbortController().signal,
     serve: async () => {},
+    brain: async () => {},
     migrate: async () => {},
     provisionJournal: async () => ({ created: true }),
   };
@@ -36,6 +37,7 @@ describe('runCli', () => {
     expect(help.code).toBe(0);
     for (const name of [
       'serve',
+      'brain',
       'migrate',
       'env create',
       'env list',

@@ -319,6 +319,11 @@ const WALL_CLOCK_ALLOWED: Array<{ file: string; text: string; why: string }> = [
     why: 'renders the NATS server’s stamp of a record; reads no clock',
   },
   {
+    file: 'src/turns/anthropic-model.ts',
+    text: 'export function retryAfterMs(headers: Headers, now: number = Date.now()): number | null {',
+    why: 'a `retry-after` HTTP date is only meaningful against the clock; it sets a wait, never a lease',
+  },
+  {
     file: 'src/cli/commands/stats.ts',
     text: 'const at = new Date().toISOString();',
     why: 'labels a `stats --watch` sample for the person reading it; never sent to the server',

@@ -31,7 +31,8 @@ export interface TestDb {
   close(): Promise<void>;
 }
 
-const TABLES = 'queue_samples, worker_polls, work_items, sessions, environment_keys, api_keys, environments';
+const TABLES =
+  'queue_samples, worker_polls, session_tool_calls, session_events, work_items, sessions, agent_versions, agents, environment_keys, api_keys, environments';
 
 export async function openTestDb(driver: Driver, options: { poolSize?: number } = {}): Promise<TestDb> {
   if (driver === 'pglite') {

@@ -8,7 +8,8 @@
  * `tsx` itself runs the script in a grandchild, so killing only the direct child could
  * orphan the server; killing the group cannot. The supervisor reports the `tsx` pid over IPC,
  * so a test can signal the top process alone (what a process manager running `npm start`
- * does) and read how it ended.
+ * does) and read how it ended. `supervise` runs any other entry the same way (the brain:
+ * brain.ts).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,7 +19,7 @@ import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
+export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 export const ENTRY = path.join(ROOT, 'functions/node.ts');
 
@@ -147,19 +148,74 @@ async function startOnce(options: StartOptions, port: number): Promise<RunningSe
     options.adminKey === undefined ? `lh_test_admin_${randomBytes(24).toString('hex')}` : options.adminKey;
   const dataDir = options.cwd ? null : await mkdtemp(path.join(tmpdir(), 'leasehold-server-'));
   const env = serverEnvironment();
-  Object.assign(env, {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LEASEHOLD_SUPERVISE_ARGV: JSON.stringify([TSX, ENTRY]),
-  });
+  Object.assign(env, { PORT: String(port), HOST: '127.0.0.1' });
   if (options.databaseUrl !== null) env.DATABASE_URL = options.databaseUrl;
   if (adminKey !== null) env.LEASEHOLD_ADMIN_KEY = adminKey;
   if (dataDir) env.LEASEHOLD_DATA_DIR = path.join(dataDir, 'data');
   Object.assign(env, options.env);
 
+  const proc = supervise([TSX, ENTRY], { cwd: options.cwd ?? ROOT, env });
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      await proc.stop();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    })();
+    return stopping;
+  };
+
+  const baseURL = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (proc.hasExited()) {
+      const code = await proc.exited;
+      await stop();
+      throw new Error(
+        `the Leasehold server exited before it answered (exit code ${code}); its output:\n${proc.output()}`,
+      );
+    }
+    if (await answers(baseURL)) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(
+        `the Leasehold server did not answer on ${baseURL} within ${START_TIMEOUT_MS} ms; its output:\n${proc.output()}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const topPid = await proc.pid;
+  proc.disconnect();
+  return {
+    baseURL,
+    port,
+    adminKey: adminKey ?? '',
+    pid: topPid,
+    exited: proc.exited,
+    output: proc.output,
+    stop,
+  };
+}
+
+/** A process under the supervisor: its pid, its output, how it ended, and a bounded stop. */
+export interface Supervised {
+  /** The pid of the top process, reported by the supervisor. */
+  pid: Promise<number>;
+  /** Settles when the top process has ended: its exit code (128 + n when signal n ended it). */
+  exited: Promise<number>;
+  hasExited(): boolean;
+  /** Everything it wrote to stderr and stdout so far (the last 64 KiB). */
+  output(): string;
+  /** SIGTERM to the group, bounded wait, then SIGKILL; idempotent. */
+  stop(): Promise<void>;
+  /** Drops the IPC channel (it would keep this process alive past the tests); call after `pid`. */
+  disconnect(): void;
+}
+
+/** Runs `argv` under the supervisor (see the top of this file) in `cwd` with exactly `env`. */
+export function supervise(argv: string[], options: { cwd: string; env: Record<string, string> }): Supervised {
   const child = spawn(process.execPath, ['-e', SUPERVISOR], {
-    cwd: options.cwd ?? ROOT,
-    env,
+    cwd: options.cwd,
+    env: { ...options.env, LEASEHOLD_SUPERVISE_ARGV: JSON.stringify(argv) },
     stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
   });
   const pid = new Promise<number>((resolve) =>
@@ -197,41 +253,16 @@ async function startOnce(options: StartOptions, port: number): Promise<RunningSe
         await exited;
         clearTimeout(timer);
       }
-      if (dataDir) await rm(dataDir, { recursive: true, force: true });
     })();
     return stopping;
   };
-
-  const baseURL = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    if (hasExited) {
-      const { code, signal } = await exited;
-      await stop();
-      throw new Error(
-        `the Leasehold server exited before it answered (code ${code}, signal ${signal}); its output:\n${output}`,
-      );
-    }
-    if (await answers(baseURL)) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(
-        `the Leasehold server did not answer on ${baseURL} within ${START_TIMEOUT_MS} ms; its output:\n${output}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  // The IPC channel would keep this process alive past the tests; the pid came first anyway.
-  const topPid = await pid;
-  child.disconnect();
   return {
-    baseURL,
-    port,
-    adminKey: adminKey ?? '',
-    pid: topPid,
+    pid,
     exited: exitCode,
+    hasExited: () => hasExited,
     output: () => output,
     stop,
+    disconnect: () => child.disconnect(),
   };
 }
 

@@ -23,7 +23,9 @@ describe.each(['pg', 'pglite'] as const)('getWork (%s)', (driver) => {
     expect(await getWork(t.db, target.environmentId, enqueued.id)).toEqual({
       id: enqueued.id,
       environmentId: target.environmentId,
+      dataType: 'session',
       sessionId: target.sessionId,
+      healthcheckId: null,
       kind: 'tool_exec',
       state: 'queued',
       metadata: { a: '1' },

@@ -47,7 +47,9 @@ describe.each(['pg', 'pglite'] as const)('poll (%s)', (driver) => {
     expect(work).toEqual({
       id: enqueued.id,
       environmentId,
+      dataType: 'session',
       sessionId,
+      healthcheckId: null,
       kind: 'tool_exec',
       state: 'queued',
       metadata: {},

@@ -11,6 +11,7 @@ const KNOWN_PLATFORM_PATHS = [
   `${PLATFORM_BASE}/work/:workId/complete`,
   `${PLATFORM_BASE}/work/:workId/requeue`,
   `${PLATFORM_BASE}/sessions/:sessionId/cancel`,
+  `${PLATFORM_BASE}/environments/:environmentId/healthchecks`,
 ];
 
 /**

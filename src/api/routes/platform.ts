@@ -1,8 +1,9 @@
 /**
  * The platform lane (platform or admin API keys; an environment key is a 401): enqueue,
- * claim, extend, complete, requeue and session cancel over HTTP, for platform functions that
- * run and settle work. One endpoint per file, registered here; `claim` is a literal segment
- * and the per-item routes all carry a suffix, so no route shadows another.
+ * claim, extend, complete, requeue, session cancel and environment healthchecks over HTTP,
+ * for platform functions that run and settle work. One endpoint per file, registered here;
+ * `claim` is a literal segment and the per-item routes all carry a suffix, so no route
+ * shadows another.
  */
 import type { Hono } from 'hono';
 import type { AppEnv } from '../types.js';
@@ -12,6 +13,7 @@ import { registerPlatformComplete } from './platform-complete.js';
 import { registerPlatformEnqueue } from './platform-enqueue.js';
 import { registerPlatformExtend } from './platform-extend.js';
 import { registerPlatformFallbacks } from './platform-fallbacks.js';
+import { registerPlatformHealthchecks } from './platform-healthchecks.js';
 import { registerPlatformRequeue } from './platform-requeue.js';
 
 export function registerPlatform(app: Hono<AppEnv>): void {
@@ -21,5 +23,6 @@ export function registerPlatform(app: Hono<AppEnv>): void {
   registerPlatformComplete(app);
   registerPlatformRequeue(app);
   registerPlatformCancelSession(app);
+  registerPlatformHealthchecks(app);
   registerPlatformFallbacks(app);
 }

@@ -1,5 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
+import { rearm, rearmFor } from '../../loop/index.js';
 import { DEFAULT_RECLAIM_MS, poll, recordPoll, type Work } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { badRequest } from '../errors.js';
@@ -67,6 +68,16 @@ export function registerWorkPoll(app: Hono<AppEnv>): void {
       release?.();
     }
     if (!work) return reply(c, null);
+    // Handed out again: its worker died holding it, and the session's open calls count one
+    // more delivery (bounded: see src/loop/rearm.ts). Rare, so the first hand-out pays nothing.
+    const { db } = c.get('deps');
+    if (
+      work.sessionId &&
+      rearmFor(work) === 'redelivered' &&
+      (await rearm(db, work.sessionId, 'redelivered')).failed > 0
+    ) {
+      c.get('deps').turnEnqueued?.();
+    }
     const headers: Record<string, string> = {};
     if (work.traceContext?.traceparent) headers.traceparent = work.traceContext.traceparent;
     if (work.traceContext?.tracestate) headers.tracestate = work.traceContext.tracestate;

@@ -1,5 +1,6 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
+import { rearm, rearmFor } from '../../loop/index.js';
 import { stop } from '../../queue/index.js';
 import { ANY_KEY, authorize } from '../auth.js';
 import { readJson } from '../body.js';
@@ -37,7 +38,17 @@ export function registerWorkStop(app: Hono<AppEnv>): void {
     await authorize(c, ANY_KEY, env);
     const id = workId(c);
     const force = parseStopBody(await readJson(c));
-    return reply(c, toWireWork(await stop(c.get('deps').db, env, id, force)));
+    const { db } = c.get('deps');
+    const work = await stop(db, env, id, force);
+    // A session's calls still open when its tool_exec item stops need a fresh item.
+    if (
+      work.sessionId &&
+      rearmFor(work) === 'ended' &&
+      (await rearm(db, work.sessionId, 'ended')).failed > 0
+    ) {
+      c.get('deps').turnEnqueued?.();
+    }
+    return reply(c, toWireWork(work));
   });
 }
 

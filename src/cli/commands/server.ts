@@ -1,4 +1,7 @@
-/** `serve` and `migrate`: the commands that run the server or touch the database, not the API. */
+/**
+ * `serve`, `brain` and `migrate`: the commands that run the server or the brain, or touch the
+ * database, not the API.
+ */
 import { expectPositionals, text } from '../args.js';
 import type { Command, CommandDef } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -15,6 +18,20 @@ export const serverCommands: CommandDef[] = [
     async run(cmd: Command) {
       expectPositionals(cmd.positionals, []);
       await cmd.deps.serve();
+    },
+  },
+  {
+    name: 'brain',
+    usage: '',
+    summary: "run the brain (as `npm run brain`): the sessions' model turns, until SIGTERM or Ctrl-C",
+    details:
+      'Configured by the environment: DATABASE_URL (the PostgreSQL the servers use), NATS_URL and ' +
+      'LEASEHOLD_MODEL are required; LEASEHOLD_BRAIN_SLOTS, LEASEHOLD_MODEL_API_KEY… (see the README, ' +
+      '"Sessions and agents"). A signal stops it claiming; the turns in hand finish, then it exits 0.',
+    usesApi: false,
+    async run(cmd: Command) {
+      expectPositionals(cmd.positionals, []);
+      await cmd.deps.brain();
     },
   },
   {

@@ -28,8 +28,14 @@ export const workCommands: CommandDef[] = [
       if (cmd.json) return cmd.out.json(page);
       cmd.out.text(
         formatTable(
-          ['ID', 'SESSION', 'STATE', 'CREATED', 'LAST HEARTBEAT'],
-          page.data.map((w) => [w.id, w.data.id, w.state, w.created_at, w.latest_heartbeat_at]),
+          ['ID', 'FOR', 'STATE', 'CREATED', 'LAST HEARTBEAT'],
+          page.data.map((w) => [
+            w.id,
+            `${w.data.type} ${w.data.id}`,
+            w.state,
+            w.created_at,
+            w.latest_heartbeat_at,
+          ]),
         ),
       );
       if (page.next_page) cmd.out.note(`more: --page ${page.next_page}`);
@@ -48,7 +54,8 @@ export const workCommands: CommandDef[] = [
         formatRecord([
           ['id', w.id],
           ['environment', w.environment_id],
-          ['session', w.data.id],
+          // `session sess_…`, or `healthcheck hc_…` for a healthcheck.
+          [w.data.type, w.data.id],
           ['state', w.state],
           ['created', w.created_at],
           ['acknowledged', w.acknowledged_at],

@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import type { BrowsedWork } from '../../queue/browse-work.js';
+import type { EnvironmentHealthchecks } from '../../queue/environment-healthchecks.js';
 import type { EnvironmentSummary } from '../../queue/environment-summaries.js';
 import type { QueueSample } from '../../queue/samples.js';
 import { WORK_KINDS, WORK_STATES } from '../../queue/types.js';
@@ -14,6 +15,8 @@ export interface EnvironmentView {
   summary: EnvironmentSummary;
   samples: QueueSample[];
   keys: { id: string; name: string; created_at: string; expires_at: string | null }[] | null;
+  /** Self_hosted environments only (a cloud one has no workers to probe). */
+  healthchecks: EnvironmentHealthchecks | null;
   items: BrowsedWork[];
   filter: { state?: string | undefined; kind?: string | undefined };
   nextPage: string | null;
@@ -73,6 +76,7 @@ ${table(
 </details>
 
 ${v.keys === null ? '' : keysSection(v.id, v.keys, v.archivedAt !== null)}
+${v.healthchecks === null ? '' : healthcheckSection(v.healthchecks)}
 
 <h2 id="work">Work items</h2>
 <form class="filters" method="get" action="${consoleHref(path)}">
@@ -82,13 +86,13 @@ ${v.keys === null ? '' : keysSection(v.id, v.keys, v.archivedAt !== null)}
 </form>
 ${table(
   'Work items, newest first',
-  ['Item', 'Kind', 'State', 'Session', 'Created', 'Claims'],
+  ['Item', 'Kind', 'State', 'For', 'Created', 'Claims'],
   v.items.map(
     (w) => html`<tr>
 <th scope="row"><a href="${consoleHref(`/work/${encodeURIComponent(w.id)}`)}"><code>${w.id}</code></a></th>
 <td>${w.kind} <span class="muted">(${w.lane})</span></td>
 <td>${stateBadge(w.state)}</td>
-<td><code>${w.sessionId}</code></td>
+<td>${w.sessionId === null ? html`healthcheck <code>${w.healthcheckId}</code>` : html`session <code>${w.sessionId}</code>`}</td>
 <td>${when(w.createdAt)}</td>
 <td class="num">${w.claims}</td>
 </tr>`,
@@ -114,4 +118,25 @@ ${table(
   'No live keys: workers of this environment cannot poll.',
 )}
 ${archived ? '' : html`<p class="actions"><a class="button secondary" href="${consoleHref(`${path}/keys/new`)}">Create a key…</a></p>`}`;
+}
+
+/** The last healthcheck a worker answered (acknowledged), and the one still waiting for a worker. */
+function healthcheckSection(h: EnvironmentHealthchecks): Html {
+  const link = (id: string, text: Html) =>
+    html`<a href="${consoleHref(`/work/${encodeURIComponent(id)}`)}">${text}</a>`;
+  const a = h.answered;
+  const answered = a
+    ? html`<dl class="facts">
+<dt>Last answered</dt><dd>${link(a.id, html`<code>${a.healthcheckId}</code>`)} ${stateBadge(a.state)}</dd>
+<dt>Acknowledged</dt><dd>${when(a.acknowledgedAt)} <span class="muted">(a worker took it)</span></dd>
+<dt>Stopped</dt><dd>${a.stoppedAt ? when(a.stoppedAt) : html`<span class="muted">not yet</span>`}</dd>
+</dl>`
+    : html`<p>No healthcheck has been answered by a worker yet.</p>`;
+  const w = h.waiting;
+  const waiting = w
+    ? html`<p>Healthcheck ${link(w.id, html`<code>${w.healthcheckId}</code>`)}, asked for ${when(w.createdAt)}, is waiting for a worker${w.claims > 0 ? html` (handed out ${w.claims} ${w.claims === 1 ? 'time' : 'times'}, not acknowledged)` : ''}.</p>`
+    : '';
+  return html`<h2 id="healthchecks">Healthcheck</h2>
+${answered}
+${waiting}`;
 }

@@ -11,7 +11,7 @@ export interface WorkItemView {
 /** The lifecycle in order; a step not reached yet is shown hollow. */
 function timeline(w: BrowsedWork): Html {
   const steps: [string, string | null, string][] = [
-    ['Created', w.createdAt, 'enqueued for its session'],
+    ['Created', w.createdAt, w.sessionId === null ? 'healthcheck asked for' : 'enqueued for its session'],
     ['Acknowledged', w.acknowledgedAt, 'a worker took it (startup lease)'],
     ['Started', w.startedAt, 'first heartbeat'],
     [
@@ -65,7 +65,11 @@ export function workItemPage(v: WorkItemView): Html {
 <dt>State</dt><dd>${stateBadge(w.state)}</dd>
 <dt>Kind</dt><dd>${w.kind} <span class="muted">(${w.lane} lane)</span></dd>
 <dt>Environment</dt><dd><a href="${consoleHref(env)}"><code>${w.environmentId}</code></a></dd>
-<dt>Session</dt><dd><code>${w.sessionId}</code></dd>
+${
+  w.sessionId === null
+    ? html`<dt>Healthcheck</dt><dd><code>${w.healthcheckId}</code> <span class="muted">(probes the environment’s workers; no session)</span></dd>`
+    : html`<dt>Session</dt><dd><a href="${consoleHref(`/sessions/${encodeURIComponent(w.sessionId)}`)}"><code>${w.sessionId}</code></a></dd>`
+}
 <dt>Claims</dt><dd>${w.claims} <span class="muted">(times handed out)</span></dd>
 <dt>Lease</dt><dd>${leaseText(w)} ${w.leaseExpiresAt ? when(w.leaseExpiresAt) : ''}</dd>
 <dt>Last change</dt><dd>${when(w.updatedAt)}</dd>
@@ -73,7 +77,7 @@ ${w.traceContext?.traceparent ? html`<dt>Trace</dt><dd><code>${w.traceContext.tr
 </dl>
 <div class="actions">
 ${canStop ? html`<a class="button" href="${consoleHref(`${self}/stop`)}">Stop…</a>` : ''}
-<a class="button secondary" href="${consoleHref(`/sessions/${encodeURIComponent(w.sessionId)}/cancel`, { from: w.id })}">Cancel session…</a>
+${w.sessionId === null ? '' : html`<a class="button secondary" href="${consoleHref(`/sessions/${encodeURIComponent(w.sessionId)}/cancel`, { from: w.id })}">Cancel session…</a>`}
 </div>
 
 <h2>Timeline</h2>
@@ -89,7 +93,10 @@ ${table(
   'No metadata.',
 )}
 
-<h2>The session’s other items</h2>
+${
+  w.sessionId === null
+    ? ''
+    : html`<h2>The session’s other items</h2>
 ${table(
   `Other items of session ${w.sessionId}, newest first`,
   ['Item', 'Kind', 'State', 'Created', 'Claims'],
@@ -102,6 +109,7 @@ ${table(
 <td>${o.kind}</td><td>${stateBadge(o.state)}</td><td>${when(o.createdAt)}</td><td class="num">${o.claims}</td></tr>`,
     ),
   'No other items.',
-)}`,
+)}`
+}`,
   );
 }

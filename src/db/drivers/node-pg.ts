@@ -78,14 +78,14 @@ export interface Listener {
 }
 
 /**
- * LISTENs on `channel` over a dedicated connection (never a pooled one) and hands each
- * payload to `onPayload`. When the connection drops it reconnects with backoff and calls
- * `onReconnect`, since notifications sent while it was away are gone.
+ * LISTENs on `channels` over one dedicated connection (never a pooled one) and hands each
+ * payload to `onPayload` with its channel. When the connection drops it reconnects with
+ * backoff and calls `onReconnect`, since notifications sent while it was away are gone.
  */
 export function listenPg(
   url: string,
-  channel: string,
-  onPayload: (payload: string) => void,
+  channels: readonly string[],
+  onPayload: (payload: string, channel: string) => void,
   onReconnect: () => void,
   onError: (err: Error) => void = () => {},
 ): Listener {
@@ -97,14 +97,14 @@ export function listenPg(
   const connect = async () => {
     const c = new pg.Client({ connectionString: url });
     client = c;
-    c.on('notification', (n) => n.payload !== undefined && onPayload(n.payload));
+    c.on('notification', (n) => n.payload !== undefined && onPayload(n.payload, n.channel));
     c.on('error', (err) => {
       onError(err);
       schedule();
     });
     try {
       await c.connect();
-      await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      for (const channel of channels) await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       if (attempt > 0) onReconnect();
       attempt = 0;
     } catch (err) {

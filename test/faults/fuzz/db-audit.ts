@@ -17,6 +17,8 @@ export const TABLES = [
   'queue_samples',
   'environment_keys',
   'api_keys',
+  'agents',
+  'agent_versions',
 ];
 
 export async function installWriteAudit(db: Database): Promise<void> {

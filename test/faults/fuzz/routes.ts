@@ -10,7 +10,7 @@ import { type Credential, documentedRoutes, type RouteDoc } from '../../../src/a
 import { registerRoutes } from '../../../src/api/routes/index.js';
 import type { AppEnv } from '../../../src/api/types.js';
 import type { FuzzRequest } from './request.js';
-import { arbitraryFor, type Hints, type JsonSchema, jsonSchemaOf, ref } from './schema-arbitrary.js';
+import { arbitraryFor, type Hints, type JsonSchema, jsonSchemaOf, Ref, ref } from './schema-arbitrary.js';
 
 export interface RouteModel {
   /** `METHOD /path`, as the registry has it. */
@@ -30,7 +30,7 @@ export interface RouteModel {
 }
 
 /** Handlers that read an optional body the registry cannot mark optional. */
-const OPTIONAL_BODY = ['/cancel'];
+const OPTIONAL_BODY = ['/cancel', '/healthchecks'];
 
 /** Every documented route; the registry is filled by registering the routes on a scratch app. */
 export function routeModels(): RouteModel[] {
@@ -79,6 +79,8 @@ function paramPool(route: RouteModel, param: string): string {
       return platform ? 'work:claimed' : 'work';
     case 'keyId':
       return route.template.startsWith('/v1/api_keys') ? 'apikey' : 'envkey';
+    case 'agentId':
+      return 'agent';
     default:
       return param === 'sessionId' ? 'session' : param;
   }
@@ -91,12 +93,35 @@ function hintsFor(route: RouteModel): Hints {
     environment_id: fc.oneof({ weight: 5, arbitrary: ref('env:any') }, fc.string({ maxLength: 30 })),
     session_id: fc.oneof(ref('session'), sessionToken),
     lease: ref('lease'),
-    page: ref(route.template.includes('/work') ? 'cursor:work' : 'cursor:env'),
+    page: ref(cursorPool(route.template)),
     expected_last_heartbeat: fc.oneof(fc.constant('NO_HEARTBEAT'), ref('heartbeat'), ref('heartbeat')),
     // A long poll waits when the queue is dry; a few milliseconds is enough to take that path.
     block_ms: fc.integer({ min: 1, max: 3 }),
     after_seq: fc.nat(12),
+    // Agent versions: mostly ones the seeded agents have, so conditional updates can land.
+    version: fc.integer({ min: 1, max: 4 }),
+    'created_at[gte]': instantArb,
+    'created_at[lte]': instantArb,
   };
+}
+
+/** RFC 3339 instants around now, in UTC or with an offset, as a client would send them. */
+const instantArb = fc
+  .tuple(fc.integer({ min: -3 * 86_400_000, max: 86_400_000 }), fc.constantFrom('Z', '+02:00', '-05:30'))
+  .map(([ms, zone]) => {
+    const offset =
+      zone === 'Z'
+        ? 0
+        : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4)));
+    const local = new Date(Date.now() + ms + offset * 60_000).toISOString().slice(0, -1);
+    return `${local}${zone}`;
+  });
+
+/** The pool of cursors a list route's `page` draws from. */
+export function cursorPool(template: string): string {
+  if (template.endsWith('/versions')) return 'cursor:agent-version';
+  if (template.startsWith('/v1/agents')) return 'cursor:agent';
+  return template.includes('/work') ? 'cursor:work' : 'cursor:env';
 }
 
 /** Requests the route's schemas call valid, with live ids and the route's own credential. */
@@ -105,7 +130,9 @@ export function validRequest(route: RouteModel): fc.Arbitrary<FuzzRequest> {
   const params: Record<string, fc.Arbitrary<unknown>> = {};
   for (const p of route.params) params[p] = ref(paramPool(route, p));
   const query: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const q of route.query) query[q.name] = arbitraryFor(q.schema, hints, q.name).map(String);
+  // A Ref stays a Ref (resolved when sent): as text it would be "Ref(pool#n)", never a live cursor.
+  for (const q of route.query)
+    query[q.name] = arbitraryFor(q.schema, hints, q.name).map((v) => (v instanceof Ref ? v : String(v)));
   const required = route.query.filter((q) => q.required).map((q) => q.name);
   const body = route.body
     ? arbitraryFor(route.body, hints)

@@ -7,10 +7,13 @@
  * Pools: `env:work` (environments the work routes address, mostly the main one), `env:any`
  * (every environment, spares without sessions included, so deletes can succeed), `work`,
  * `work:claimed`, `session`, `apikey` and `envkey` (spare keys, never the ones the fuzz
- * authenticates with), `cursor:work`, `cursor:env`, `run`, `step`.
+ * authenticates with), `agent` (agents at versions 1–3, one archived), `cursor:work`,
+ * `cursor:env`, `cursor:agent`, `cursor:agent-version`, `run`, `step`.
  */
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { sql } from 'drizzle-orm';
+import { archiveAgent, createAgent, updateAgent } from '../../../src/agents/index.js';
+import { encodeAgentCursor, encodeVersionCursor } from '../../../src/api/routes/agents-wire.js';
 import { encodeEnvironmentCursor } from '../../../src/api/routes/environment-wire.js';
 import { encodeCursor } from '../../../src/api/wire.js';
 import { issueApiKey, issueEnvironmentKey, revokeApiKey } from '../../../src/auth/credentials.js';
@@ -29,6 +32,7 @@ import {
 } from '../../helpers/factories.js';
 import { rawJournal, task } from '../../helpers/raw-journal.js';
 import type { AuthSpec, Resolver } from './request.js';
+import { cursorPool } from './routes.js';
 import type { Ref } from './schema-arbitrary.js';
 
 /** Stages seeded on the main environment, one item each (in this order: each is polled alone). */
@@ -61,12 +65,18 @@ export class World implements Resolver {
   readonly envKeys = new Map<string, string>();
   readonly leases = new Map<string, string>();
   readonly heartbeats = new Map<string, string>();
+  /** Versions-list cursors by agent: a cursor binds to the agent it was made for. */
+  readonly versionCursors = new Map<string, string[]>();
   /** Every secret issued while seeding: none may ever appear in an answer. */
   readonly secrets: string[] = [];
   admin = '';
   platform = '';
   revoked = '';
   main = '';
+
+  versionCursor(agentId: string, cursor: string): void {
+    this.versionCursors.set(agentId, [...(this.versionCursors.get(agentId) ?? []), cursor]);
+  }
 
   pool(name: string): string[] {
     const list = this.pools.get(name) ?? [];
@@ -86,6 +96,9 @@ export class World implements Resolver {
     if (value.pool === 'heartbeat' && value.pick % 4 !== 0 && this.heartbeats.has(workId)) {
       return this.heartbeats.get(workId)!;
     }
+    const own = this.versionCursors.get(params.agentId ?? '');
+    if (value.pool === 'cursor:agent-version' && value.pick % 4 !== 0 && own?.length)
+      return own[value.pick % own.length]!;
     const source =
       value.pool === 'lease'
         ? [...this.leases.values()]
@@ -114,8 +127,9 @@ export class World implements Resolver {
   learn(route: string, params: Record<string, string>, status: number, body: unknown): void {
     if (status >= 300 || !body || typeof body !== 'object') return;
     const b = body as Record<string, unknown>;
-    if (typeof b.next_page === 'string')
-      this.add(route.includes('/work') ? 'cursor:work' : 'cursor:env', b.next_page);
+    if (typeof b.next_page === 'string') this.add(cursorPool(route.split(' ')[1] ?? ''), b.next_page);
+    if (typeof b.next_page === 'string' && route.endsWith('/versions'))
+      this.versionCursor(params.agentId!, b.next_page);
     if (route.endsWith('/work/claim') && typeof b.lease === 'string') {
       this.leases.set(b.id as string, b.lease);
       this.add('work:claimed', b.id as string);
@@ -125,6 +139,7 @@ export class World implements Resolver {
       this.heartbeats.set(params.workId!, b.last_heartbeat);
     }
     if (route === 'POST /v1/environments' && typeof b.id === 'string') this.add('env:any', b.id);
+    if (route === 'POST /v1/agents' && typeof b.id === 'string') this.add('agent', b.id);
     if (route === 'POST /v1/api_keys' && typeof b.id === 'string') this.add('apikey', b.id);
     if (route.endsWith('/keys') && route.startsWith('POST') && typeof b.id === 'string')
       this.add('envkey', b.id);
@@ -260,6 +275,7 @@ export async function seedWorld(db: Database, options: SeedOptions = {}): Promis
     sql`UPDATE environments SET config = CASE kind WHEN 'cloud' THEN ${JSON.stringify(resolveConfig({ type: 'cloud' }))}::jsonb
                                                    ELSE ${JSON.stringify(resolveConfig({ type: 'self_hosted' }))}::jsonb END`,
   );
+  await seedAgents(db, w);
   await seedCursors(db, w);
   if (options.journal) await seedJournal(options.journal, w);
   else w.add('run', 'fuzzrun');
@@ -280,6 +296,24 @@ async function backlog(db: Database, environmentId: string, n: number): Promise<
         SELECT ${`work_fz${tag}_`} || g, ${environmentId}, ${`sesn_fz${tag}_`} || g, 'tool_exec', 'poll'
           FROM generate_series(1, ${n}) g`,
   );
+}
+
+/** Agents at versions 1, 2 and 3, one of them archived, with cursors of both agent lists. */
+async function seedAgents(db: Database, w: World): Promise<void> {
+  for (let i = 0; i < 4; i++) {
+    const agent = await createAgent(db, {
+      name: `fuzz agent ${i}`,
+      model: 'fuzz-model',
+      tools: [{ type: 'agent_toolset_20260401' }],
+      metadata: { i: String(i) },
+    });
+    for (let v = 2; v <= Math.min(i + 1, 3); v++) await updateAgent(db, agent.id, { system: `v${v}` });
+    if (i === 3) await archiveAgent(db, agent.id);
+    w.add('agent', agent.id);
+    w.add('cursor:agent', encodeAgentCursor(agent));
+    w.add('cursor:agent-version', encodeVersionCursor(agent.id, 2));
+    w.versionCursor(agent.id, encodeVersionCursor(agent.id, 2));
+  }
 }
 
 /** Cursors the lists would hand out, made from real rows with the lists' own encoders. */

@@ -16,7 +16,14 @@ import type { Side, World } from './world.js';
  * reach (claim lane on the wire, poll lane on the platform lane); `missing`: well-formed,
  * names nothing; `foreignPath`: the other environment in the path.
  */
-export type TargetKind = 'own' | 'foreign' | 'offWire' | 'missing' | 'foreignPath' | 'none';
+export type TargetKind =
+  | 'own'
+  | 'foreign'
+  | 'offWire'
+  | 'missing'
+  | 'foreignPath'
+  | 'foreignSession'
+  | 'none';
 
 export interface Target {
   kind: TargetKind;
@@ -74,6 +81,17 @@ export const PLANS: Record<string, Plan> = {
   'POST /v1/environments/:environmentId': { body: () => ({ description: 'probe' }) },
   'POST /v1/environments/:environmentId/keys': { body: () => ({ name: 'probe' }) },
   'POST /v1/api_keys': { body: () => ({ name: 'probe', scope: 'platform' }) },
+  'POST /v1/agents': { body: () => ({ name: 'probe', model: 'probe-model' }) },
+  'GET /v1/agents': { global: true },
+  'POST /v1/agents/:agentId': { body: () => ({ description: 'probe' }) },
+  'POST /v1/sessions': { body: (w) => ({ agent: w.agentId, environment_id: env(w.own) }) },
+  'GET /v1/sessions': { global: true },
+  'POST /v1/sessions/:sessionId': { body: () => ({ title: 'probe' }) },
+  // An answer to no call: every caller the route takes gets past authentication and scope to
+  // the loop's own refusal (400), and nothing is written on any side.
+  'POST /v1/sessions/:sessionId/events': {
+    body: () => ({ events: [{ type: 'user.tool_result', tool_use_id: 'sevt_probe', content: [] }] }),
+  },
   [`POST ${P}/work`]: {
     targets: (w) => [
       {
@@ -168,6 +186,22 @@ function genericTargets(r: RouteDoc, w: World, item: 'reservedId' | 'activeId'):
         : []),
       { kind: 'own', pathSide: 'own', params: fill({ environmentId: ownEnv }) },
     ];
+  // Agents belong to no environment: nothing is foreign, only missing or there.
+  if (has('agentId'))
+    return [
+      { kind: 'missing', params: fill({ agentId: w.missing.agent }) },
+      { kind: 'own', params: fill({ agentId: w.agentId }) },
+    ];
+  if (has('sessionId') && r.path.startsWith('/v1/sessions'))
+    return [
+      { kind: 'missing', params: fill({ sessionId: w.missing.session }) },
+      // Routes an environment key may take: the other environment's session must look missing
+      // to it (an API key sees it). The API-key-only routes have no "foreign" to probe.
+      ...(r.credentials.includes('environment_key')
+        ? [{ kind: 'foreignSession' as const, params: fill({ sessionId: w.foreign.apiSessionId }) }]
+        : []),
+      { kind: 'own', params: fill({ sessionId: w.own.apiSessionId }) },
+    ];
   if (has('sessionId'))
     return [
       { kind: 'missing', params: fill({ sessionId: w.missing.session }) },
@@ -188,6 +222,7 @@ export function expected(r: RouteDoc, caller: Caller, t: Target): Outcome {
   if (caller.lane === 'environment_key' && r.path.includes(':environmentId') && t.pathSide !== caller.side)
     return 'refused';
   if (t.kind === 'foreignPath') return 'visible';
+  if (t.kind === 'foreignSession') return caller.lane === 'environment_key' ? 'absent' : 'visible';
   if (t.kind === 'missing' && planFor(r).missingIsEmpty) return 'served';
   if (t.kind === 'foreign' || t.kind === 'offWire' || t.kind === 'missing') return 'absent';
   return 'served';

@@ -34,10 +34,14 @@ export async function send(
   if (body !== undefined) headers['content-type'] = 'application/json';
   const method = r.method.toUpperCase();
   const res = await api.app.request(url, { method, headers, body });
+  // An event stream never ends by itself: its headers are the answer, and cancelling the body
+  // ends the stream server-side.
+  const streaming = res.headers.get('content-type')?.startsWith('text/event-stream') === true;
+  if (streaming) await res.body?.cancel();
   return {
     status: res.status,
     headers: Object.fromEntries(res.headers),
-    text: await res.text(),
+    text: streaming ? '' : await res.text(),
     sent: `${url} ${JSON.stringify(headers)} ${body ?? ''}`,
     label: `${method} ${r.path} [${t.kind}] as ${caller.name}`,
   };

@@ -10,10 +10,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import { createAgent } from '../../../src/agents/index.js';
 import { issueApiKey, issueEnvironmentKey } from '../../../src/auth/credentials.js';
 import { maybeRow, type SqlHandle } from '../../../src/db/handle.js';
 import { newId } from '../../../src/ids.js';
 import { claim, enqueue } from '../../../src/queue/index.js';
+import { createSession } from '../../../src/sessions/index.js';
 import { wireWork } from '../../helpers/factories.js';
 
 export interface Key {
@@ -28,6 +30,8 @@ export interface Side {
   description: string;
   metadataValue: string;
   sessionIds: [string, string, string];
+  /** A session made through the sessions API (it runs an agent): what the session routes serve. */
+  apiSessionId: string;
   /** Polled, not acked (the ack route's item). */
   reservedId: string;
   /** Acked and heartbeating, with the heartbeat a worker echoes next. */
@@ -53,7 +57,9 @@ export interface World {
   platform: { live: Key; revoked: Key; expired: Key; spare: Key };
   /** A queued web_exec of the own side: the only item the platform lane's claim can take. */
   claimableId: string;
-  missing: { work: string; env: string; envkey: string; apikey: string; session: string };
+  /** An agent at version 2: agents belong to no environment, so every API key sees it. */
+  agentId: string;
+  missing: { work: string; env: string; envkey: string; apikey: string; session: string; agent: string };
 }
 
 const token = () => randomBytes(6).toString('hex');
@@ -83,14 +89,26 @@ export async function seedWorld(db: SqlHandle): Promise<World> {
       spare: await api('platform', 'live'),
     },
     claimableId: work.id,
+    agentId: await seedAgent(db),
     missing: {
       work: newId('work'),
       env: newId('env'),
       envkey: newId('envkey'),
       apikey: newId('apikey'),
       session: `missing_session_${token()}`,
+      agent: newId('agent'),
     },
   };
+}
+
+async function seedAgent(db: SqlHandle): Promise<string> {
+  const agent = await createAgent(db, { name: `agent-${token()}`, model: 'probe-model' });
+  await db.execute(sql`UPDATE agents SET version = 2 WHERE id = ${agent.id}`);
+  await db.execute(
+    sql`INSERT INTO agent_versions (agent_id, version, definition)
+        SELECT agent_id, 2, definition || '{"system":"v2"}'::jsonb FROM agent_versions WHERE agent_id = ${agent.id}`,
+  );
+  return agent.id;
 }
 
 async function seedSide(db: SqlHandle, label: string): Promise<Side> {
@@ -106,6 +124,14 @@ async function seedSide(db: SqlHandle, label: string): Promise<Side> {
   const sessionIds = [1, 2, 3].map((n) => `${label}_session_${n}_${token()}`) as Side['sessionIds'];
   for (const id of sessionIds)
     await db.execute(sql`INSERT INTO sessions (id, environment_id) VALUES (${id}, ${environmentId})`);
+  const apiSession = await createSession(db, {
+    id: newId('sess'),
+    environmentId,
+    agent: { type: 'agent', id: newId('agent'), version: 1, name: `${label}-agent`, tools: [] },
+    title: `${label}-session-title-${token()}`,
+    metadata: {},
+    resources: [],
+  });
   const itemMetadataValue = `${label}-item-label-${token()}`;
   const metadata = { note: itemMetadataValue };
   const at = (n: 0 | 1 | 2) => ({ environmentId, sessionId: sessionIds[n] });
@@ -130,6 +156,7 @@ async function seedSide(db: SqlHandle, label: string): Promise<Side> {
     description,
     metadataValue,
     sessionIds,
+    apiSessionId: apiSession.id,
     reservedId: reserved.id,
     activeId: active.id,
     activeHeartbeat: active.lastHeartbeat!,
@@ -168,6 +195,7 @@ export function foreignTokens(w: World): string[] {
     f.metadataValue,
     f.itemMetadataValue,
     ...f.sessionIds,
+    f.apiSessionId,
     f.reservedId,
     f.activeId,
     f.queuedId,
@@ -185,11 +213,15 @@ export function allSecrets(w: World): string[] {
 const TABLES = [
   'environments',
   'sessions',
+  'session_events',
+  'session_tool_calls',
   'work_items',
   'environment_keys',
   'worker_polls',
   'queue_samples',
   'api_keys',
+  'agents',
+  'agent_versions',
 ];
 
 /**
@@ -199,12 +231,17 @@ const TABLES = [
 export async function fingerprint(db: SqlHandle, environmentId?: string): Promise<string> {
   const parts: string[] = [];
   for (const table of TABLES) {
-    if (environmentId && table === 'api_keys') continue;
+    // API keys and agents belong to no environment.
+    if (environmentId && ['api_keys', 'agents', 'agent_versions'].includes(table)) continue;
+    // A session's log and calls are its environment's, through the session.
+    const viaSession = ['session_events', 'session_tool_calls'].includes(table);
     const scope = !environmentId
       ? sql``
       : table === 'environments'
         ? sql`WHERE t.id = ${environmentId}`
-        : sql`WHERE t.environment_id = ${environmentId}`;
+        : viaSession
+          ? sql`WHERE t.session_id IN (SELECT id FROM sessions WHERE environment_id = ${environmentId})`
+          : sql`WHERE t.environment_id = ${environmentId}`;
     const row = await maybeRow<{ h: string }>(
       db,
       sql`SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS h FROM ${sql.raw(table)} t ${scope}`,

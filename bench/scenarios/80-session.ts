@@ -1,0 +1,242 @@
+/**
+ * session_loop: how soon the loop moves, on the real Node server with its brain in process
+ * (LISTEN/NOTIFY wake-ups) and a private nats-server for the journal. A sample sends one
+ * `user.message` to a fresh session over loopback HTTP and times, from just before the POST:
+ *
+ * - model_call: until the brain's Messages request reaches the model (a local fake that
+ *   answers `end_turn` at once) — the user's wait before the model starts;
+ * - sse_frame: until the session's open event stream delivers the message's own frame.
+ *
+ * The anchor is the floor of any NOTIFY-driven wake-up: a bare NOTIFY heard by a LISTENing
+ * connection. `idle` counts the statements the server sends PostgreSQL per minute (through a
+ * counting proxy, housekeeping off): with its brain idle, and per open event stream of an
+ * idle session on top of that.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startNatsServer } from '../../test/helpers/nats-server.js';
+import { type RunningServer, startServer } from '../../test/helpers/server.js';
+import { openNotifyProbe } from '../anchors/pickup-listen.js';
+import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
+import { startCountProxy } from '../lib/pg-count-proxy.js';
+
+// Idle windows of 30 s: each holds exactly one idle claim per brain slot (IDLE_WAIT_MS), so the
+// brain baseline subtracts out of the streams' window.
+const FULL = { samples: 200, warmup: 10, idleMs: 30_000, streams: 10 };
+const SMOKE = { samples: 5, warmup: 1, idleMs: 2_000, streams: 2 };
+
+export function scenarios(ctx: BenchContext): Scenario[] {
+  const sizes = ctx.smoke ? SMOKE : FULL;
+  let loop: SessionLoop | null = null;
+  return [
+    {
+      name: 'session_loop',
+      description:
+        `user.message → the brain's model request, and → its SSE frame, ${sizes.samples} sequential samples per round on ` +
+        'the real Node server (brain in process, fake model answering at once); anchor: a bare NOTIFY; ' +
+        `idle: statements per minute with the brain idle, and per open stream (${sizes.streams}) of an idle session`,
+      setup: async () => {
+        loop = await startSessionLoop(ctx.databaseUrl);
+      },
+      teardown: async () => {
+        await loop?.close();
+        loop = null;
+      },
+      subjects: {
+        leasehold: async () => {
+          const model: number[] = [];
+          const frame: number[] = [];
+          for (let i = 0; i < sizes.warmup + sizes.samples; i++) {
+            const s = await loop!.sample();
+            if (i >= sizes.warmup) {
+              model.push(s.model);
+              frame.push(s.frame);
+            }
+          }
+          return {
+            model_call_p50_ms: percentile(model, 50),
+            model_call_p99_ms: percentile(model, 99),
+            sse_frame_p50_ms: percentile(frame, 50),
+            sse_frame_p99_ms: percentile(frame, 99),
+          };
+        },
+        idle: async () => loop!.idleStatements(sizes.streams, sizes.idleMs),
+        listen_notify: async () => {
+          const probe = await openNotifyProbe(ctx.databaseUrl);
+          try {
+            const ms: number[] = [];
+            for (let i = 0; i < sizes.samples; i++) ms.push(await probe.sample());
+            return { p50_ms: percentile(ms, 50), p99_ms: percentile(ms, 99) } as Metrics;
+          } finally {
+            await probe.close();
+          }
+        },
+      },
+      ratios: [
+        {
+          name: 'session_model_call_p50_vs_listen_notify',
+          numerator: 'leasehold',
+          denominator: 'listen_notify',
+          metric: 'model_call_p50_ms',
+        },
+      ],
+      goals: [{ subject: 'leasehold', metric: 'model_call_p50_ms', goal: { op: '<=', value: 50 } }],
+    },
+  ];
+}
+
+interface SessionLoop {
+  sample(): Promise<{ model: number; frame: number }>;
+  idleStatements(streams: number, ms: number): Promise<Metrics>;
+  close(): Promise<void>;
+}
+
+/** A fake Messages API: notes when each request arrives and answers `end_turn` at once. */
+export async function fakeModel(onRequest: () => void): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    onRequest();
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          id: 'msg_bench',
+          type: 'message',
+          role: 'assistant',
+          model: 'bench',
+          content: [{ type: 'text', text: 'ok' }],
+          stop_reason: 'end_turn',
+          usage: { input_tokens: 1, output_tokens: 1 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+async function startSessionLoop(databaseUrl: string): Promise<SessionLoop> {
+  let modelHit: (() => void) | null = null;
+  const model = await fakeModel(() => modelHit?.());
+  const nats = await startNatsServer();
+  const target = new URL(databaseUrl);
+  const proxy = await startCountProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  const proxied = new URL(databaseUrl);
+  proxied.host = proxy.address;
+  const server: RunningServer = await startServer({
+    databaseUrl: proxied.toString(),
+    env: {
+      NATS_URL: nats.wsUrl,
+      LEASEHOLD_MODEL: 'anthropic',
+      LEASEHOLD_MODEL_API_KEY: 'bench',
+      LEASEHOLD_MODEL_BASE_URL: model.url,
+      LEASEHOLD_HOUSEKEEPING_EVERY_MS: '0',
+    },
+  });
+  const admin = { authorization: `Bearer ${server.adminKey}`, 'content-type': 'application/json' };
+  const post = async <T>(path: string, body: unknown): Promise<T> => {
+    const res = await fetch(`${server.baseURL}${path}`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  const agent = await post<{ id: string }>('/v1/agents', { name: 'bench', model: 'bench-model' });
+  const env = await post<{ id: string }>('/v1/environments', {
+    name: 'bench',
+    config: { type: 'self_hosted' },
+  });
+  const newSession = () => post<{ id: string }>('/v1/sessions', { agent: agent.id, environment_id: env.id });
+
+  /** An open event stream: resolves `until(type)` when a frame of that type arrives. */
+  async function openStream(sessionId: string) {
+    const ac = new AbortController();
+    const res = await fetch(`${server.baseURL}/v1/sessions/${sessionId}/events/stream`, {
+      headers: admin,
+      signal: ac.signal,
+    });
+    const waiting: Array<{ type: string; resolve: (at: number) => void }> = [];
+    void (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          const at = performance.now();
+          buffer += decoder.decode(chunk, { stream: true });
+          let end = buffer.indexOf('\n\n');
+          while (end >= 0) {
+            const type = /^event: (.+)$/m.exec(buffer.slice(0, end))?.[1];
+            buffer = buffer.slice(end + 2);
+            for (const w of waiting.filter((x) => x.type === type)) {
+              waiting.splice(waiting.indexOf(w), 1);
+              w.resolve(at);
+            }
+            end = buffer.indexOf('\n\n');
+          }
+        }
+      } catch {
+        // aborted
+      }
+    })();
+    return {
+      until: (type: string) => new Promise<number>((resolve) => waiting.push({ type, resolve })),
+      close: () => ac.abort(),
+    };
+  }
+
+  return {
+    async sample() {
+      const session = await newSession();
+      const stream = await openStream(session.id);
+      const frame = stream.until('user.message');
+      const idle = stream.until('session.status_idle');
+      const modelAt = new Promise<number>((resolve) => {
+        modelHit = () => resolve(performance.now());
+      });
+      const sent = performance.now();
+      await post(`/v1/sessions/${session.id}/events`, {
+        events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }],
+      });
+      const [m, f] = await Promise.all([modelAt, frame]);
+      await idle;
+      stream.close();
+      return { model: m - sent, frame: f - sent };
+    },
+    async idleStatements(streams, ms) {
+      const perMinute = async () => {
+        const before = proxy.statements();
+        await new Promise((r) => setTimeout(r, ms));
+        return (proxy.statements() - before) / (ms / 60_000);
+      };
+      const brain = await perMinute();
+      const opened = [];
+      for (let i = 0; i < streams; i++) opened.push(await openStream((await newSession()).id));
+      // Each stream reads its session's head once as it starts: not idle cost.
+      await new Promise((r) => setTimeout(r, 500));
+      try {
+        const withStreams = await perMinute();
+        return {
+          brain_statements_per_min: brain,
+          stream_statements_per_min: Math.max(0, withStreams - brain) / streams,
+        };
+      } finally {
+        for (const s of opened) s.close();
+      }
+    },
+    async close() {
+      await server.stop();
+      await nats.stop();
+      await model.close();
+      await proxy.close();
+    },
+  };
+}

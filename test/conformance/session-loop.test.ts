@@ -1,0 +1,219 @@
+/**
+ * The session loop end to end, as a BYOC user runs it: the real Node server (with its brain
+ * in process, on the Messages API of a local fake that checks every request), a real
+ * nats-server for the journal, and the official SDK — `beta.agents`, `beta.sessions` and the
+ * unmodified `EnvironmentWorker` with its default toolset plus one custom tool.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
+import { betaAgentToolset20260401 } from '@anthropic-ai/sdk/tools/agent-toolset/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDb, type TestDb } from '../helpers/db.js';
+import { MessagesServer } from '../helpers/messages-server.js';
+import { type NatsServer, startNatsServer } from '../helpers/nats.js';
+import { type RunningServer, startServer } from '../helpers/server.js';
+import { workOf } from '../helpers/sessions.js';
+
+const MODEL_KEY = 'sk-test-model-key';
+const usage = { input_tokens: 12, output_tokens: 7 };
+const RESPONSES = [
+  {
+    content: [
+      { type: 'text', text: 'Let me run that.' },
+      { type: 'tool_use', id: 'toolu_01', name: 'bash', input: { command: 'echo hello-from-bash' } },
+    ],
+    stop_reason: 'tool_use',
+    usage,
+  },
+  {
+    content: [{ type: 'tool_use', id: 'toolu_02', name: 'lookup', input: { word: 'leasehold' } }],
+    stop_reason: 'tool_use',
+    usage,
+  },
+  {
+    content: [{ type: 'text', text: 'All done: hello-from-bash, and leasehold means a lease.' }],
+    stop_reason: 'end_turn',
+    usage,
+  },
+];
+const TOOLS = ['bash', 'read', 'write', 'edit', 'glob', 'grep', 'lookup'];
+
+let testDb: TestDb;
+let nats: NatsServer;
+let messages: MessagesServer;
+let server: RunningServer;
+let workdir: string;
+
+beforeAll(async () => {
+  testDb = await openTestDb('pg');
+  nats = await startNatsServer();
+  messages = await MessagesServer.start({ responses: RESPONSES, apiKey: MODEL_KEY, tools: TOOLS });
+  workdir = await mkdtemp(path.join(tmpdir(), 'leasehold-byoc-'));
+  server = await startServer({
+    databaseUrl: testDb.url!,
+    env: {
+      NATS_URL: nats.wsUrl,
+      LEASEHOLD_MODEL: 'anthropic',
+      LEASEHOLD_MODEL_API_KEY: MODEL_KEY,
+      LEASEHOLD_MODEL_BASE_URL: messages.url,
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+  await messages?.close();
+  await nats?.stop();
+  await testDb?.close();
+  await rm(workdir, { recursive: true, force: true });
+});
+
+const client = (key: string) => new Anthropic({ apiKey: key, baseURL: server.baseURL, maxRetries: 2 });
+
+async function environmentKey(environmentId: string): Promise<string> {
+  const res = await fetch(`${server.baseURL}/v1/environments/${environmentId}/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'byoc worker' }),
+  });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { key: string }).key;
+}
+
+describe('the session loop with the SDK’s EnvironmentWorker', () => {
+  it('a user message runs bash and a custom tool on the worker, then the agent answers and the session idles with end_turn', async () => {
+    const admin = client(server.adminKey);
+    const agent = await admin.beta.agents.create({
+      name: 'byoc agent',
+      model: 'claude-test',
+      system: 'You run commands.',
+      tools: [
+        { type: 'agent_toolset_20260401' },
+        {
+          type: 'custom',
+          name: 'lookup',
+          description: 'Looks a word up.',
+          input_schema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+        },
+      ],
+    });
+    const environment = await admin.beta.environments.create({
+      name: 'byoc',
+      config: { type: 'self_hosted' },
+    });
+    const key = await environmentKey(environment.id);
+    const session = await admin.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+    expect(session).toMatchObject({
+      type: 'session',
+      status: 'idle',
+      environment_id: environment.id,
+      agent: { id: agent.id, version: 1 },
+    });
+
+    // Open the stream first: it carries what is appended from now on.
+    const stream = await admin.beta.sessions.events.stream(session.id);
+    const streamed: Array<{ type: string; id: string }> = [];
+    const ended = (async () => {
+      for await (const event of stream) {
+        streamed.push(event as { type: string; id: string });
+        const e = event as { type: string; stop_reason?: { type: string } };
+        if (e.type === 'session.status_idle' && e.stop_reason?.type === 'end_turn') return;
+      }
+    })();
+
+    const ac = new AbortController();
+    const lookup = betaTool({
+      name: 'lookup',
+      description: 'Looks a word up.',
+      inputSchema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] } as const,
+      run: async ({ word }) => `${word} means a lease`,
+    });
+    const worker = client(key).beta.environments.work.worker({
+      environmentId: environment.id,
+      environmentKey: key,
+      workdir,
+      workerId: 'byoc-e2e',
+      memorySyncIntervalMs: null,
+      maxIdleMs: 1_000,
+      tools: (ctx) => [...betaAgentToolset20260401(ctx), lookup],
+    });
+    const running = worker.run(ac.signal);
+
+    await admin.beta.sessions.events.send(session.id, {
+      events: [
+        {
+          type: 'user.message',
+          content: [{ type: 'text', text: 'Say hello from bash, then look up leasehold.' }],
+        },
+      ],
+    });
+    await Promise.race([
+      ended,
+      new Promise((_, reject) =>
+        setTimeout(
+          () =>
+            reject(
+              new Error(`no end_turn within 30 s; streamed ${JSON.stringify(streamed.map((e) => e.type))}`),
+            ),
+          30_000,
+        ),
+      ),
+    ]);
+    stream.controller.abort();
+
+    const listed: Array<Record<string, unknown>> = [];
+    for await (const e of admin.beta.sessions.events.list(session.id, { limit: 1000 }))
+      listed.push(e as unknown as Record<string, unknown>);
+    expect(listed.map((e) => e.type)).toEqual([
+      'user.message',
+      'session.status_running',
+      'agent.message',
+      'agent.tool_use',
+      'session.status_idle',
+      'user.tool_result',
+      'session.status_running',
+      'agent.custom_tool_use',
+      'session.status_idle',
+      'user.custom_tool_result',
+      'session.status_running',
+      'agent.message',
+      'session.status_idle',
+    ]);
+    // The stream carried the same history, frame for frame, after the message it opened before.
+    expect(streamed.map((e) => e.id)).toEqual(listed.map((e) => e.id as string));
+    const bashResult = listed[5] as { content: Array<{ text: string }>; is_error: boolean };
+    expect(bashResult.is_error).toBe(false);
+    expect(bashResult.content.map((b) => b.text).join('')).toContain('hello-from-bash');
+    expect(listed[9]).toMatchObject({
+      is_error: false,
+      content: [{ type: 'text', text: 'leasehold means a lease' }],
+    });
+    expect(listed[12]).toMatchObject({ stop_reason: { type: 'end_turn' }, stop_details: null });
+    expect(listed[3]).toMatchObject({ name: 'bash', evaluated_permission: 'allow' });
+
+    // Every request the brain sent passed the fake API's checks; three calls, no repeat.
+    expect(messages.violations).toEqual([]);
+    expect(messages.served).toBe(3);
+
+    // The worker idles out after end_turn and force-stops its item: nothing is left live.
+    await until(
+      async () => (await workOf(testDb.db, session.id)).every((w) => w.state === 'stopped'),
+      15_000,
+    );
+    ac.abort();
+    await running.catch(() => {});
+    const retrieved = await admin.beta.sessions.retrieve(session.id);
+    expect(retrieved).toMatchObject({ status: 'idle', usage: { input_tokens: 36, output_tokens: 21 } });
+  }, 60_000);
+});
+
+async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
