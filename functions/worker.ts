@@ -1,8 +1,16 @@
 /**
  * Cloudflare Workers entry. Each request gets its own Neon Pool — a connection cannot outlive
- * the request that opened it in workerd — closed after the response is sent. Long polls have
- * no LISTEN here: they re-poll on a short backoff inside `block_ms`. `scheduled` runs the
- * queue's housekeeping on the crons in wrangler.toml over a Pool of its own.
+ * the request that opened it in workerd — closed after the response is sent or, for an event
+ * stream, after its body ends. There is no LISTEN here: long polls re-poll on a short backoff
+ * inside `block_ms`, and event streams re-read the session's head on a backoff and close after
+ * a bounded lifetime (the SDK reconnects; with `enable_request_signal`, a stream whose client
+ * went away ends by its next write). `scheduled` runs the queue's housekeeping on the crons in
+ * wrangler.toml over a Pool of its own.
+ *
+ * The brain runs in a Worker of its own (functions/brain-worker.ts, wrangler.brain.toml). With
+ * the service binding `BRAIN`, a request that may have enqueued a session's turn triggers it
+ * after the response (functions/brain-trigger.ts); without one, turns wait for a brain
+ * elsewhere (`npm run brain` on the same database).
  *
  * LEASEHOLD_ADMIN_KEY (a wrangler secret) works as on Node, where it is ensured at start: an
  * isolate has no start of its own, so the app ensures it before the first credential the
@@ -14,6 +22,7 @@ import type { ApiDeps } from '../src/api/types.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
 import { connectNeon, type NeonConnection } from '../src/db/drivers/neon.js';
 import { runOnce } from '../src/queue/housekeeping.js';
+import { brainTrigger } from './brain-trigger.js';
 
 type Env = Record<string, unknown>;
 interface Ctx {
@@ -34,6 +43,26 @@ function open(cfg: Config & { databaseUrl: string }): NeonConnection {
   return connectNeon(cfg.databaseUrl, cfg.neonWsProxy ? { localProxy: cfg.neonWsProxy } : {});
 }
 
+/**
+ * Closes the request's Pool once its response is done with it: at once for a body written in
+ * full, when the body ends (or the client goes away) for an event stream, which reads the
+ * database while it is written.
+ */
+function closeAfter(response: Response, conn: NeonConnection, ctx: Ctx): Response {
+  if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    ctx.waitUntil(conn.close());
+    return response;
+  }
+  const { readable, writable } = new TransformStream();
+  ctx.waitUntil(
+    response.body
+      .pipeTo(writable)
+      .catch(() => {})
+      .finally(() => conn.close()),
+  );
+  return new Response(readable, response);
+}
+
 export default {
   async fetch(request: Request, env: Env, ctx: Ctx): Promise<Response> {
     let cfg: Config & { databaseUrl: string };
@@ -45,12 +74,19 @@ export default {
       return Response.json({ type: 'error', error: { type: 'api_error', message } }, { status: 500 });
     }
     const conn = open(cfg);
+    let response: Response;
     try {
-      const deps: ApiDeps = { db: conn.db, adminKey: cfg.adminKey ?? undefined };
-      return await app.fetch(request, { deps });
-    } finally {
+      const deps: ApiDeps = {
+        db: conn.db,
+        adminKey: cfg.adminKey ?? undefined,
+        turnEnqueued: brainTrigger(env.BRAIN, (p) => ctx.waitUntil(p)),
+      };
+      response = await app.fetch(request, { deps });
+    } catch (err) {
       ctx.waitUntil(conn.close());
+      throw err;
     }
+    return closeAfter(response, conn, ctx);
   },
 
   // The admin key is not ensured here: housekeeping resolves no credential, and requests ensure

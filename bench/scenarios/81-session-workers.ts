@@ -1,0 +1,232 @@
+/**
+ * session_loop_workers: session_loop (80-session.ts) on the Workers build. Both Workers as
+ * deployed — the API Worker and the brain Worker, bundled by `wrangler deploy --dry-run` —
+ * run under workerd (Miniflare, test/helpers/workers.ts) with the API Worker's service binding
+ * `BRAIN`; PostgreSQL through the Neon driver and a local wsproxy, NATS over its websocket
+ * listener. A sample sends one `user.message` to a fresh session over loopback HTTP and times,
+ * from just before the POST:
+ *
+ * - model_call: until the brain Worker's Messages request reaches the model (a local fake that
+ *   answers `end_turn` at once): the request's commit, the trigger through the binding after
+ *   the response, a Neon Pool and a NATS connection opened by the brain invocation, the claim,
+ *   the turn's reads and the journal's claim record;
+ * - sse_frame: until the session's open event stream delivers the message's own frame (no
+ *   LISTEN on Workers: the stream re-reads the log's head on a 200 ms – 2 s backoff).
+ *
+ * `idle`: the statements one open event stream of an idle session sends PostgreSQL per minute
+ * (counted by a proxy in front of the database, after the streams have settled).
+ *
+ * Local figures: no network between the Workers, the database and NATS, which in production
+ * add their round trips to both.
+ */
+import { randomBytes } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { ensureJournalStream } from '../../src/journal/stream.js';
+import { startNatsServer } from '../../test/helpers/nats-server.js';
+import { type RunningWorkers, startWorkers } from '../../test/helpers/workers.js';
+import { type BenchContext, percentile, type Scenario } from '../lib/harness.js';
+import { startCountProxy } from '../lib/pg-count-proxy.js';
+import { fakeModel } from './80-session.js';
+
+const FULL = { samples: 100, warmup: 10, streams: 5, idleMs: 30_000 };
+const SMOKE = { samples: 5, warmup: 1, streams: 2, idleMs: 3_000 };
+
+export function scenarios(ctx: BenchContext): Scenario[] {
+  const sizes = ctx.smoke ? SMOKE : FULL;
+  let loop: WorkersLoop | null = null;
+  return [
+    {
+      name: 'session_loop_workers',
+      description:
+        `user.message → the brain Worker's model request, and → its SSE frame, ${sizes.samples} sequential samples per ` +
+        'round on both Workers under workerd (brain triggered through the service binding, fake model answering at once)',
+      setup: async () => {
+        loop = await startWorkersLoop(ctx.databaseUrl);
+      },
+      teardown: async () => {
+        await loop?.close();
+        loop = null;
+      },
+      subjects: {
+        leasehold_workers: async () => {
+          const model: number[] = [];
+          const frame: number[] = [];
+          for (let i = 0; i < sizes.warmup + sizes.samples; i++) {
+            const s = await loop!.sample();
+            if (i >= sizes.warmup) {
+              model.push(s.model);
+              frame.push(s.frame);
+            }
+          }
+          return {
+            model_call_p50_ms: percentile(model, 50),
+            model_call_p99_ms: percentile(model, 99),
+            sse_frame_p50_ms: percentile(frame, 50),
+            sse_frame_p99_ms: percentile(frame, 99),
+          };
+        },
+        idle: async () => ({
+          stream_statements_per_min: await loop!.idleStreamStatements(sizes.streams, sizes.idleMs),
+        }),
+      },
+    },
+  ];
+}
+
+interface WorkersLoop {
+  sample(): Promise<{ model: number; frame: number }>;
+  idleStreamStatements(streams: number, ms: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** How long one sample may take before the run fails, naming what did not arrive. */
+const SAMPLE_TIMEOUT_MS = 15_000;
+
+async function startWorkersLoop(databaseUrl: string): Promise<WorkersLoop> {
+  let modelHit: (() => void) | null = null;
+  const model = await fakeModel(() => modelHit?.());
+  const nats = await startNatsServer();
+  await ensureJournalStream(await jetstreamManager(await nats.connect()));
+  const adminKey = `lh_bench_admin_${randomBytes(24).toString('hex')}`;
+  const target = new URL(databaseUrl);
+  const counter = await startCountProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  const counted = new URL(databaseUrl);
+  counted.host = counter.address;
+  let workers: RunningWorkers;
+  try {
+    workers = await startWorkers({
+      databaseUrl: counted.toString(),
+      natsUrl: nats.wsUrl,
+      adminKey,
+      modelBaseUrl: model.url,
+      modelApiKey: 'bench',
+    });
+  } catch (err) {
+    await nats.stop();
+    await model.close();
+    await counter.close();
+    throw err;
+  }
+  const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+  const post = async <T>(path: string, body: unknown): Promise<T> => {
+    const res = await fetch(`${workers.baseURL}${path}`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  const agent = await post<{ id: string }>('/v1/agents', { name: 'bench', model: 'bench-model' });
+  const env = await post<{ id: string }>('/v1/environments', {
+    name: 'bench',
+    config: { type: 'self_hosted' },
+  });
+
+  /** An open event stream: resolves `until(type)` when a frame of that type arrives. */
+  async function openStream(sessionId: string) {
+    const ac = new AbortController();
+    const res = await fetch(`${workers.baseURL}/v1/sessions/${sessionId}/events/stream`, {
+      headers: admin,
+      signal: ac.signal,
+    });
+    const waiting: Array<{ type: string; resolve: (at: number) => void }> = [];
+    void (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          const at = performance.now();
+          buffer += decoder.decode(chunk, { stream: true });
+          let end = buffer.indexOf('\n\n');
+          while (end >= 0) {
+            const type = /^event: (.+)$/m.exec(buffer.slice(0, end))?.[1];
+            buffer = buffer.slice(end + 2);
+            for (const w of waiting.filter((x) => x.type === type)) {
+              waiting.splice(waiting.indexOf(w), 1);
+              w.resolve(at);
+            }
+            end = buffer.indexOf('\n\n');
+          }
+        }
+      } catch {
+        // aborted
+      }
+    })();
+    return {
+      until: (type: string) => new Promise<number>((resolve) => waiting.push({ type, resolve })),
+      close: () => ac.abort(),
+    };
+  }
+
+  return {
+    async sample() {
+      const session = await post<{ id: string }>('/v1/sessions', { agent: agent.id, environment_id: env.id });
+      const stream = await openStream(session.id);
+      const frame = stream.until('user.message');
+      const idle = stream.until('session.status_idle');
+      const modelAt = new Promise<number>((resolve) => {
+        modelHit = () => resolve(performance.now());
+      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `session_loop_workers: no model call, frame or idle within ${SAMPLE_TIMEOUT_MS} ms; ` +
+                  `workerd's output:\n${workers.output().slice(-4_000)}`,
+              ),
+            ),
+          SAMPLE_TIMEOUT_MS,
+        );
+      });
+      try {
+        const sent = performance.now();
+        await post(`/v1/sessions/${session.id}/events`, {
+          events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }],
+        });
+        const [m, f] = await Promise.race([Promise.all([modelAt, frame]), timeout]);
+        await Promise.race([idle, timeout]);
+        return { model: m - sent, frame: f - sent };
+      } finally {
+        clearTimeout(timer);
+        // Deleting the session ends its stream on the Worker's side at its next read, which
+        // closes its Pool; a client that only goes away is noticed at the stream's next write
+        // (its 15 s ping), and a hundred idle streams would hold a hundred connections.
+        await fetch(`${workers.baseURL}/v1/sessions/${session.id}`, { method: 'DELETE', headers: admin });
+        stream.close();
+      }
+    },
+    async idleStreamStatements(streams, ms) {
+      const sessions: string[] = [];
+      const opened = [];
+      for (let i = 0; i < streams; i++) {
+        const session = await post<{ id: string }>('/v1/sessions', {
+          agent: agent.id,
+          environment_id: env.id,
+        });
+        sessions.push(session.id);
+        opened.push(await openStream(session.id));
+      }
+      try {
+        // Past the backoff's growth (200 ms to 2 s over its first seconds): the steady idle cost.
+        await new Promise((r) => setTimeout(r, 8_000));
+        const before = counter.statements();
+        await new Promise((r) => setTimeout(r, ms));
+        return (counter.statements() - before) / (ms / 60_000) / streams;
+      } finally {
+        for (const id of sessions) {
+          await fetch(`${workers.baseURL}/v1/sessions/${id}`, { method: 'DELETE', headers: admin });
+        }
+        for (const s of opened) s.close();
+      }
+    },
+    async close() {
+      await workers.close();
+      await nats.stop();
+      await model.close();
+      await counter.close();
+    },
+  };
+}
