@@ -25,6 +25,9 @@ export async function startCountProxy(target: { host: string; port: number }): P
   const server = net.createServer((client) => {
     connections++;
     const upstream = net.connect(target.port, target.host);
+    // No Nagle on either leg: a proxy must not hold small protocol messages back.
+    client.setNoDelay(true);
+    upstream.setNoDelay(true);
     sockets.add(client);
     sockets.add(upstream);
     let buffer = Buffer.alloc(0);
