@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { startNatsServer } from '../../test/helpers/nats-server.js';
 import { type RunningServer, startServer } from '../../test/helpers/server.js';
 import { openNotifyProbe } from '../anchors/pickup-listen.js';
+import { openEventStream } from '../lib/event-stream.js';
 import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
 import { startCountProxy } from '../lib/pg-count-proxy.js';
 
@@ -157,41 +158,8 @@ async function startSessionLoop(databaseUrl: string): Promise<SessionLoop> {
   });
   const newSession = () => post<{ id: string }>('/v1/sessions', { agent: agent.id, environment_id: env.id });
 
-  /** An open event stream: resolves `until(type)` when a frame of that type arrives. */
-  async function openStream(sessionId: string) {
-    const ac = new AbortController();
-    const res = await fetch(`${server.baseURL}/v1/sessions/${sessionId}/events/stream`, {
-      headers: admin,
-      signal: ac.signal,
-    });
-    const waiting: Array<{ type: string; resolve: (at: number) => void }> = [];
-    void (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      try {
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-          const at = performance.now();
-          buffer += decoder.decode(chunk, { stream: true });
-          let end = buffer.indexOf('\n\n');
-          while (end >= 0) {
-            const type = /^event: (.+)$/m.exec(buffer.slice(0, end))?.[1];
-            buffer = buffer.slice(end + 2);
-            for (const w of waiting.filter((x) => x.type === type)) {
-              waiting.splice(waiting.indexOf(w), 1);
-              w.resolve(at);
-            }
-            end = buffer.indexOf('\n\n');
-          }
-        }
-      } catch {
-        // aborted
-      }
-    })();
-    return {
-      until: (type: string) => new Promise<number>((resolve) => waiting.push({ type, resolve })),
-      close: () => ac.abort(),
-    };
-  }
+  const openStream = (sessionId: string) =>
+    openEventStream(`${server.baseURL}/v1/sessions/${sessionId}/events/stream`, admin);
 
   return {
     async sample() {

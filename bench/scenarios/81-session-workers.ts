@@ -24,6 +24,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { ensureJournalStream } from '../../src/journal/stream.js';
 import { startNatsServer } from '../../test/helpers/nats-server.js';
 import { type RunningWorkers, startWorkers } from '../../test/helpers/workers.js';
+import { openEventStream } from '../lib/event-stream.js';
 import { type BenchContext, percentile, type Scenario } from '../lib/harness.js';
 import { startCountProxy } from '../lib/pg-count-proxy.js';
 import { fakeModel } from './80-session.js';
@@ -123,41 +124,8 @@ async function startWorkersLoop(databaseUrl: string): Promise<WorkersLoop> {
     config: { type: 'self_hosted' },
   });
 
-  /** An open event stream: resolves `until(type)` when a frame of that type arrives. */
-  async function openStream(sessionId: string) {
-    const ac = new AbortController();
-    const res = await fetch(`${workers.baseURL}/v1/sessions/${sessionId}/events/stream`, {
-      headers: admin,
-      signal: ac.signal,
-    });
-    const waiting: Array<{ type: string; resolve: (at: number) => void }> = [];
-    void (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      try {
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-          const at = performance.now();
-          buffer += decoder.decode(chunk, { stream: true });
-          let end = buffer.indexOf('\n\n');
-          while (end >= 0) {
-            const type = /^event: (.+)$/m.exec(buffer.slice(0, end))?.[1];
-            buffer = buffer.slice(end + 2);
-            for (const w of waiting.filter((x) => x.type === type)) {
-              waiting.splice(waiting.indexOf(w), 1);
-              w.resolve(at);
-            }
-            end = buffer.indexOf('\n\n');
-          }
-        }
-      } catch {
-        // aborted
-      }
-    })();
-    return {
-      until: (type: string) => new Promise<number>((resolve) => waiting.push({ type, resolve })),
-      close: () => ac.abort(),
-    };
-  }
+  const openStream = (sessionId: string) =>
+    openEventStream(`${workers.baseURL}/v1/sessions/${sessionId}/events/stream`, admin);
 
   return {
     async sample() {

@@ -15,31 +15,16 @@ import { openTestDb, type TestDb } from '../helpers/db.js';
 import { MessagesServer } from '../helpers/messages-server.js';
 import { type NatsServer, startNatsServer } from '../helpers/nats.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
+import {
+  expectStory,
+  STORY_MESSAGE,
+  STORY_RESPONSES,
+  STORY_TOOLS,
+  STORY_USAGE,
+} from '../helpers/session-story.js';
 import { workOf } from '../helpers/sessions.js';
 
 const MODEL_KEY = 'sk-test-model-key';
-const usage = { input_tokens: 12, output_tokens: 7 };
-const RESPONSES = [
-  {
-    content: [
-      { type: 'text', text: 'Let me run that.' },
-      { type: 'tool_use', id: 'toolu_01', name: 'bash', input: { command: 'echo hello-from-bash' } },
-    ],
-    stop_reason: 'tool_use',
-    usage,
-  },
-  {
-    content: [{ type: 'tool_use', id: 'toolu_02', name: 'lookup', input: { word: 'leasehold' } }],
-    stop_reason: 'tool_use',
-    usage,
-  },
-  {
-    content: [{ type: 'text', text: 'All done: hello-from-bash, and leasehold means a lease.' }],
-    stop_reason: 'end_turn',
-    usage,
-  },
-];
-const TOOLS = ['bash', 'read', 'write', 'edit', 'glob', 'grep', 'lookup'];
 
 let testDb: TestDb;
 let nats: NatsServer;
@@ -50,7 +35,11 @@ let workdir: string;
 beforeAll(async () => {
   testDb = await openTestDb('pg');
   nats = await startNatsServer();
-  messages = await MessagesServer.start({ responses: RESPONSES, apiKey: MODEL_KEY, tools: TOOLS });
+  messages = await MessagesServer.start({
+    responses: STORY_RESPONSES,
+    apiKey: MODEL_KEY,
+    tools: STORY_TOOLS,
+  });
   workdir = await mkdtemp(path.join(tmpdir(), 'leasehold-byoc-'));
   server = await startServer({
     databaseUrl: testDb.url!,
@@ -146,7 +135,7 @@ describe('the session loop with the SDK’s EnvironmentWorker', () => {
       events: [
         {
           type: 'user.message',
-          content: [{ type: 'text', text: 'Say hello from bash, then look up leasehold.' }],
+          content: [{ type: 'text', text: STORY_MESSAGE }],
         },
       ],
     });
@@ -167,36 +156,7 @@ describe('the session loop with the SDK’s EnvironmentWorker', () => {
     const listed: Array<Record<string, unknown>> = [];
     for await (const e of admin.beta.sessions.events.list(session.id, { limit: 1000 }))
       listed.push(e as unknown as Record<string, unknown>);
-    expect(listed.map((e) => e.type)).toEqual([
-      'user.message',
-      'session.status_running',
-      'agent.message',
-      'agent.tool_use',
-      'session.status_idle',
-      'user.tool_result',
-      'session.status_running',
-      'agent.custom_tool_use',
-      'session.status_idle',
-      'user.custom_tool_result',
-      'session.status_running',
-      'agent.message',
-      'session.status_idle',
-    ]);
-    // The stream carried the same history, frame for frame, after the message it opened before.
-    expect(streamed.map((e) => e.id)).toEqual(listed.map((e) => e.id as string));
-    const bashResult = listed[5] as { content: Array<{ text: string }>; is_error: boolean };
-    expect(bashResult.is_error).toBe(false);
-    expect(bashResult.content.map((b) => b.text).join('')).toContain('hello-from-bash');
-    expect(listed[9]).toMatchObject({
-      is_error: false,
-      content: [{ type: 'text', text: 'leasehold means a lease' }],
-    });
-    expect(listed[12]).toMatchObject({ stop_reason: { type: 'end_turn' }, stop_details: null });
-    expect(listed[3]).toMatchObject({ name: 'bash', evaluated_permission: 'allow' });
-
-    // Every request the brain sent passed the fake API's checks; three calls, no repeat.
-    expect(messages.violations).toEqual([]);
-    expect(messages.served).toBe(3);
+    expectStory(listed, streamed, messages);
 
     // The worker idles out after end_turn and force-stops its item: nothing is left live.
     await until(
@@ -206,7 +166,7 @@ describe('the session loop with the SDK’s EnvironmentWorker', () => {
     ac.abort();
     await running.catch(() => {});
     const retrieved = await admin.beta.sessions.retrieve(session.id);
-    expect(retrieved).toMatchObject({ status: 'idle', usage: { input_tokens: 36, output_tokens: 21 } });
+    expect(retrieved).toMatchObject({ status: 'idle', usage: STORY_USAGE });
   }, 60_000);
 });
 

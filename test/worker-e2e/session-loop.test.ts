@@ -24,39 +24,24 @@ import { postEvents } from '../../src/loop/index.js';
 import { openTestDb, type TestDb } from '../helpers/db.js';
 import { MessagesServer } from '../helpers/messages-server.js';
 import { type NatsServer, startNatsServer } from '../helpers/nats.js';
+import {
+  expectStory,
+  LOOKUP_SCHEMA,
+  STORY_MESSAGE,
+  STORY_RESPONSES,
+  STORY_TOOLS,
+  STORY_USAGE,
+} from '../helpers/session-story.js';
 import { eventsOf, workOf } from '../helpers/sessions.js';
 import { type RunningWorkers, startWorkers } from '../helpers/workers.js';
 
 const MODEL_KEY = 'sk-test-model-key';
 const usage = { input_tokens: 12, output_tokens: 7 };
 const RESPONSES = [
-  {
-    content: [
-      { type: 'text', text: 'Let me run that.' },
-      { type: 'tool_use', id: 'toolu_01', name: 'bash', input: { command: 'echo hello-from-bash' } },
-    ],
-    stop_reason: 'tool_use',
-    usage,
-  },
-  {
-    content: [{ type: 'tool_use', id: 'toolu_02', name: 'lookup', input: { word: 'leasehold' } }],
-    stop_reason: 'tool_use',
-    usage,
-  },
-  {
-    content: [{ type: 'text', text: 'All done: hello-from-bash, and leasehold means a lease.' }],
-    stop_reason: 'end_turn',
-    usage,
-  },
+  ...STORY_RESPONSES,
   // The sweep's turn (second test).
   { content: [{ type: 'text', text: 'Swept up and answered.' }], stop_reason: 'end_turn', usage },
 ];
-const TOOLS = ['bash', 'read', 'write', 'edit', 'glob', 'grep', 'lookup'];
-const LOOKUP_SCHEMA = {
-  type: 'object',
-  properties: { word: { type: 'string' } },
-  required: ['word'],
-} as const;
 
 let testDb: TestDb;
 let nats: NatsServer;
@@ -73,7 +58,7 @@ beforeAll(async () => {
   nats = await startNatsServer();
   // A deploy step on Workers (`npm run journal:provision`): the brain Worker never provisions.
   await ensureJournalStream(await jetstreamManager(await nats.connect()));
-  messages = await MessagesServer.start({ responses: RESPONSES, apiKey: MODEL_KEY, tools: TOOLS });
+  messages = await MessagesServer.start({ responses: RESPONSES, apiKey: MODEL_KEY, tools: STORY_TOOLS });
   workdir = await mkdtemp(path.join(tmpdir(), 'leasehold-byoc-workers-'));
   workers = await startWorkers({
     databaseUrl: testDb.url!,
@@ -179,7 +164,7 @@ describe('the session loop on Workers with the SDK’s EnvironmentWorker', () =>
       events: [
         {
           type: 'user.message',
-          content: [{ type: 'text', text: 'Say hello from bash, then look up leasehold.' }],
+          content: [{ type: 'text', text: STORY_MESSAGE }],
         },
       ],
     });
@@ -204,36 +189,7 @@ describe('the session loop on Workers with the SDK’s EnvironmentWorker', () =>
     const listed: Array<Record<string, unknown>> = [];
     for await (const e of admin.beta.sessions.events.list(session.id, { limit: 1000 }))
       listed.push(e as unknown as Record<string, unknown>);
-    expect(listed.map((e) => e.type)).toEqual([
-      'user.message',
-      'session.status_running',
-      'agent.message',
-      'agent.tool_use',
-      'session.status_idle',
-      'user.tool_result',
-      'session.status_running',
-      'agent.custom_tool_use',
-      'session.status_idle',
-      'user.custom_tool_result',
-      'session.status_running',
-      'agent.message',
-      'session.status_idle',
-    ]);
-    // The stream carried the same history, frame for frame, after the message it opened before.
-    expect(streamed.map((e) => e.id)).toEqual(listed.map((e) => e.id as string));
-    const bashResult = listed[5] as { content: Array<{ text: string }>; is_error: boolean };
-    expect(bashResult.is_error).toBe(false);
-    expect(bashResult.content.map((b) => b.text).join('')).toContain('hello-from-bash');
-    expect(listed[9]).toMatchObject({
-      is_error: false,
-      content: [{ type: 'text', text: 'leasehold means a lease' }],
-    });
-    expect(listed[12]).toMatchObject({ stop_reason: { type: 'end_turn' }, stop_details: null });
-    expect(listed[3]).toMatchObject({ name: 'bash', evaluated_permission: 'allow' });
-
-    // Every request the brain Worker sent passed the fake API's checks; three calls, no repeat.
-    expect(messages.violations).toEqual([]);
-    expect(messages.served).toBe(3);
+    expectStory(listed, streamed, messages);
 
     // The worker idles out after end_turn and force-stops its item: nothing is left live.
     await until(
@@ -244,7 +200,7 @@ describe('the session loop on Workers with the SDK’s EnvironmentWorker', () =>
     stopWorker.abort();
     await workerRun.catch(() => {});
     const retrieved = await admin.beta.sessions.retrieve(session.id);
-    expect(retrieved).toMatchObject({ status: 'idle', usage: { input_tokens: 36, output_tokens: 21 } });
+    expect(retrieved).toMatchObject({ status: 'idle', usage: STORY_USAGE });
   }, 30_000);
 
   it('the brain Worker’s cron sweep runs a turn whose trigger was lost', async () => {
