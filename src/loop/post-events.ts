@@ -75,6 +75,7 @@ export async function postEvents(
       );
     }
     if (session.status === 'terminated') throw new EventRefusedError('the session is terminated');
+    if (session.archivedAt !== null) throw new EventRefusedError('the session is archived');
     return applyAll(tx, session, events);
   });
 }
@@ -125,7 +126,15 @@ async function interrupt(tx: SqlHandle, session: Session, event: NewEvent): Prom
 }
 
 async function confirmation(tx: SqlHandle, session: Session, event: NewEvent): Promise<SessionEvent> {
-  const call = await openCall(tx, session, String(event.body.tool_use_id), null);
+  const id = String(event.body.tool_use_id);
+  // A confirmation sent again (a client retrying a send it never saw answered) is the one
+  // already recorded; a different verdict on a call already judged is refused.
+  const earlier = await confirmationOf(tx, session, id);
+  if (earlier) {
+    if (earlier.body.result === event.body.result) return earlier;
+    throw new EventRefusedError(`tool call ${id} is already confirmed with ${String(earlier.body.result)}`);
+  }
+  const call = await openCall(tx, session, id, null);
   const [stored] = await append(tx, session, [event]);
   if (event.body.result === 'deny') {
     const reason =
@@ -197,6 +206,20 @@ async function answerOpenCalls(tx: SqlHandle, session: Session, why: string): Pr
     session.id,
     stored.map((e, i) => ({ eventId: open[i]!.eventId, seq: e.seq, answer: answerOf(e) })),
   );
+}
+
+/** The confirmation recorded for a call, if any (a session has few: they are read by type). */
+async function confirmationOf(
+  tx: SqlHandle,
+  session: Session,
+  toolUseId: string,
+): Promise<SessionEvent | null> {
+  const confirmations = await listEvents(tx, session.id, {
+    order: 'asc',
+    types: ['user.tool_confirmation'],
+    fetch: Number.MAX_SAFE_INTEGER,
+  });
+  return confirmations.find((e) => e.body.tool_use_id === toolUseId) ?? null;
 }
 
 async function openCall(

@@ -341,12 +341,12 @@ describe('session events', () => {
           { stop_reason: { type: 'requires_action', event_ids: [a!.id] }, stop_details: null },
         ],
       ]);
-      // A confirmation for a call already answered is refused.
+      // A different verdict on a call already judged (and answered) is refused.
       const again = await f.call('POST', f.events, {
         events: [{ type: 'user.tool_confirmation', tool_use_id: b!.id, result: 'allow' }],
       });
       expect((await expectError(again, 400, 'invalid_request_error')).error.message).toMatch(
-        /already answered/,
+        /already confirmed with deny/,
       );
     });
 

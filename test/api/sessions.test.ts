@@ -557,6 +557,9 @@ describe('the sessions API', () => {
       // The SDK documents agent_version as applying only with agent_id.
       expect(await ids('agent_version=1')).toEqual(sorted(a1, a2, b1));
       expect(await ids(`agent_id=${UNKNOWN_AGENT}`)).toEqual([]);
+      // No session here has a memory store or came from a deployment.
+      expect(await ids('memory_store_id=memstore_1')).toEqual([]);
+      expect(await ids('deployment_id=dep_1')).toEqual([]);
       // Not an agent id at all (a NUL in it included): a 400 that never reaches SQL.
       for (const bad of ['nope', 'agent_a%00b']) {
         const res = await f.call('GET', `/v1/sessions?agent_id=${bad}`);

@@ -7,7 +7,7 @@ import {
   type ToolJudge,
 } from '../../src/loop/index.js';
 import { claim } from '../../src/queue/index.js';
-import { openCalls } from '../../src/sessions/index.js';
+import { archiveSession, openCalls } from '../../src/sessions/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { apiSession, eventsOf, workOf } from '../helpers/sessions.js';
 
@@ -238,6 +238,32 @@ describe('the session loop', () => {
       ['model_turn', 'stopped'],
       ['model_turn', 'queued'],
     ]);
+  });
+
+  it('a confirmation sent again is the one recorded and writes nothing; a different verdict is refused', async () => {
+    const { sessionId } = await apiSession(t.db);
+    await postEvents(t.db, sessionId, [text('write it')], API);
+    await turn(sessionId, [toolUse('toolu_1', 'write', { file_path: 'a', content: 'b' })]);
+    const call = (await eventsOf(t.db, sessionId)).find((e) => e.type === 'agent.tool_use')!;
+    expect(call.body).toMatchObject({ evaluated_permission: 'ask' });
+    const allow = { type: 'user.tool_confirmation', tool_use_id: call.id, result: 'allow' };
+    const [first] = await postEvents(t.db, sessionId, [allow], API);
+    const before = await eventsOf(t.db, sessionId);
+    const [again] = await postEvents(t.db, sessionId, [allow], API);
+    expect(again).toEqual(first);
+    expect(await eventsOf(t.db, sessionId)).toEqual(before);
+    await expect(postEvents(t.db, sessionId, [{ ...allow, result: 'deny' }], API)).rejects.toThrow(
+      /already confirmed with allow/,
+    );
+    expect(await eventsOf(t.db, sessionId)).toEqual(before);
+  });
+
+  it('an archived session takes no events, and writes nothing for them', async () => {
+    const { sessionId } = await apiSession(t.db);
+    await archiveSession(t.db, sessionId);
+    await expect(postEvents(t.db, sessionId, [text('hello?')], API)).rejects.toThrow(/archived/);
+    expect(await eventsOf(t.db, sessionId)).toEqual([]);
+    expect(await workOf(t.db, sessionId)).toEqual([]);
   });
 
   it('concurrent appends from many connections number the log densely with processed_at never decreasing', async () => {

@@ -44,6 +44,14 @@ export function registerSessionsList(app: Hono<AppEnv>): void {
       },
       include_archived: { schema: z.boolean(), description: 'default false' },
       'created_at[gte]': { schema: z.string(), description: 'RFC 3339; also [gt], [lt], [lte]' },
+      memory_store_id: {
+        schema: z.string(),
+        description: 'no session here has a memory store: always empty',
+      },
+      deployment_id: {
+        schema: z.string(),
+        description: 'no session here came from a deployment: always empty',
+      },
     },
     responses: { 200: { description: 'a page', schema: wireSessionListSchema } },
   });
@@ -58,6 +66,10 @@ export function registerSessionsList(app: Hono<AppEnv>): void {
     for (const s of statuses) {
       if (!STATUSES.includes(s as SessionStatus))
         throw badRequest(`statuses: ${s.slice(0, 32)} is not a session status`);
+    }
+    // No session here has a memory store or came from a deployment: either filter matches none.
+    if (queryParam(c, 'memory_store_id') !== undefined || queryParam(c, 'deployment_id') !== undefined) {
+      return reply(c, { data: [], next_page: null, prev_page: null });
     }
     const agentId = queryParam(c, 'agent_id');
     // Only an id Leasehold mints can name an agent; anything else never reaches SQL.
