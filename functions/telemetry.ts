@@ -2,7 +2,7 @@
  * OpenTelemetry on Node. With an OTLP endpoint configured it installs, as the API's
  * globals, an AsyncLocalStorage context manager, a tracer provider (batched OTLP/HTTP span
  * export) and a meter provider (OTLP/HTTP metric export every minute), and registers the
- * queue gauges (spec/queue.md §5). Without one it installs nothing: `src/`'s spans and
+ * queue gauges (docs/queue.md, "Telemetry"). Without one it installs nothing: `src/`'s spans and
  * gauges stay the API's no-ops and `shutdown()` does nothing.
  *
  * The exporters also read the rest of the standard OTEL_EXPORTER_OTLP_* settings (headers,

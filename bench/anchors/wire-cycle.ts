@@ -18,7 +18,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 export const FLOOR_ENTRY = path.join(import.meta.dirname, 'floor-server.ts');
 
-/** What the SDK (1.14.0) sends on every work call (../shared/spec/wire-sdk.md §1.1). */
+/** What the SDK (1.14.0) sends on every work call (docs/wire.md, "What the SDK sends"). */
 function sdkHeaders(key: string): Record<string, string> {
   return {
     authorization: `Bearer ${key}`,

@@ -1,6 +1,6 @@
 /**
  * Journal appends: the fenced write every model response, tool intent, tool result and entry
- * goes through (journal.md §1.7), against the same fenced publish done by hand.
+ * goes through (docs/journal.md, "The fenced append"), against the same fenced publish done by hand.
  *
  * - `leasehold`: `Journal.open` claims a fresh step (not timed), then `append('entry', …)`
  *   writes one small JSON record per call, each awaited; `commit` ends the claim (not timed).

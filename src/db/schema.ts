@@ -4,7 +4,7 @@
  *
  * Times are `timestamptz` read in `string` mode: Postgres keeps microseconds and a JS `Date`
  * keeps milliseconds, and lease proofs and heartbeat echoes are compared by equality, so a
- * stamp must never pass through `Date` (spec/queue.md Appendix B). The queue's hot-path SQL
+ * stamp must never pass through `Date` (docs/queue.md, "Timestamps"). The queue's hot-path SQL
  * renders stamps itself (see `queue/sql.ts`); these column modes only matter for plain CRUD.
  */
 import { sql } from 'drizzle-orm';

@@ -4,7 +4,7 @@ import { rows, type SqlHandle } from '../db/handle.js';
 /**
  * The ids of every self_hosted environment, archived ones included: an archived
  * environment's workers still poll (the work API is unaffected by archiving), so its queue
- * is still worth a gauge. What the queue metrics report on (spec/queue.md §5).
+ * is still worth a gauge. What the queue metrics report on (docs/queue.md, "Telemetry").
  */
 export async function listSelfHostedEnvironmentIds(db: SqlHandle): Promise<string[]> {
   const found = await rows<{ id: string }>(

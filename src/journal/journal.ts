@@ -1,5 +1,5 @@
 /**
- * A Journal is one claim on one dispatch of an agent step (journal.md §1). `Journal.open`
+ * A Journal is one claim on one dispatch of an agent step (docs/journal.md). `Journal.open`
  * claims the task's dispatch, or says why it may not; every later write is fenced on the tail
  * the handle last saw (see writer.ts); `model` and `tool` make calls durable and replay them
  * for a successor (see replay.ts); `commit` ends the iteration with one record.
@@ -33,7 +33,7 @@ export const DEFAULT_RESTART_LIMIT = 3;
 export const OPEN_TRIES = 5;
 
 export interface OpenOptions {
-  /** Fail the step when `restarts()` reaches this (ADR-028). Default 3; Infinity turns it off. */
+  /** Fail the step when `restarts()` reaches this (docs/journal.md, "Restarts and the crash-loop guard"). Default 3; Infinity turns it off. */
   restartLimit?: number;
   /**
    * Called after the guard wrote its `commit{fail}`, before `RestartLimitError` is thrown:
@@ -99,7 +99,7 @@ export class Journal {
     throw new JournalTransportError(`could not claim ${task.runId}.${task.stepId} in ${OPEN_TRIES} tries`);
   }
 
-  /** ADR-028: the claim is in; a commit{fail} ends the iteration so the journal stays whole. */
+  /** The crash-loop guard: the claim is in; a commit{fail} ends the iteration so the journal stays whole. */
   async #failForRestarts(options: OpenOptions): Promise<never> {
     const restarts = this.#view.restarts;
     await this.#writer.commit({

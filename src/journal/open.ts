@@ -1,5 +1,5 @@
 /**
- * What Open decides from the records it read (journal.md §1.6, steps 2–5), kept free of I/O
+ * What Open decides from the records it read (docs/journal.md, "Opening a claim"), kept free of I/O
  * so every branch is a function of the journal's contents:
  *
  * - **stale**: the tail belongs to a later iteration; the engine has moved on.
@@ -77,7 +77,7 @@ export function classify(records: readonly JournalRecord[], task: Task): OpenPla
   return { kind: 'claim', view: rebuild(records, task) };
 }
 
-/** Rebuilds what the iteration needs from the records before the claim (§1.6 step 5). */
+/** Rebuilds what the iteration needs from the records before the claim (docs/journal.md, "Opening a claim", step 4). */
 export function rebuild(records: readonly JournalRecord[], task: Task): IterationView {
   const mine = records.filter((r) => r.task.iteration === task.iteration);
   let lastCommitSeq = 0;
@@ -108,7 +108,7 @@ export function rebuild(records: readonly JournalRecord[], task: Task): Iteratio
 /**
  * Claims of this iteration sitting at the tail with nothing between them: deliveries that
  * claimed and made no progress. Any other record, a commit included, ends the run, so a retry
- * after a commit starts from 0 (ADR-028 crash-loop guard).
+ * after a commit starts from 0 (docs/journal.md, "Restarts and the crash-loop guard").
  */
 function restartsAtTail(records: readonly JournalRecord[], iteration: number): number {
   let count = 0;

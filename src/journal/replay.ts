@@ -1,6 +1,6 @@
 /**
  * What a model or tool call at a position answers from the records of its iteration
- * (journal.md §1.8, §1.9). Pure: the journal handle performs the plan.
+ * (docs/journal.md, "Durable tool calls" and "Durable model responses"). Pure: the journal handle performs the plan.
  *
  * - Records of this attempt since the iteration's last commit (the *epoch*) replay **by
  *   position**: the model response or tool call recorded at position k answers call k.

@@ -1,5 +1,5 @@
 /**
- * Performing one tool call (journal.md §1.8): what replay.ts planned for its position is
+ * Performing one tool call (docs/journal.md, "Durable tool calls"): what replay.ts planned for its position is
  * written here, around the tool function. The intent is written **before** the function
  * runs, so a successor knows the call was started; the function's own failure is recorded
  * in `result.error` and not thrown; an output that is not a JSON value is a programmer error

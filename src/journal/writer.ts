@@ -1,5 +1,5 @@
 /**
- * The fenced append of one claim (journal.md §1.7): every record after the claim goes
+ * The fenced append of one claim (docs/journal.md, "The fenced append"): every record after the claim goes
  * through `write`, which carries the writer's last seen sequence as the fence and the
  * record's index in the claim as part of its dedup id.
  *

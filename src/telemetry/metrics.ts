@@ -1,5 +1,5 @@
 /**
- * The queue's gauges (spec/queue.md §5), through `@opentelemetry/api` only: three
+ * The queue's gauges (docs/queue.md, "Telemetry"), through `@opentelemetry/api` only: three
  * asynchronous Int64 gauges — `queue.depth` and `queue.pending` ({item}) and
  * `queue.workers_polling` ({worker}) — fed by one batch callback that runs `stats` for every
  * self_hosted environment and observes each value with `environment.id`. Cloud environments

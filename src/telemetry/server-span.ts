@@ -2,7 +2,7 @@
  * The HTTP server span: every request extracts W3C `traceparent`/`tracestate` (header names
  * are case-insensitive; no propagator package, no baggage) and runs its handler inside a
  * SERVER span named `"<METHOD> <route>"` — the matched route pattern, so ids in the path do
- * not make every span name unique; the raw path when no route matched (spec/queue.md §5).
+ * not make every span name unique; the raw path when no route matched (docs/queue.md, "Telemetry").
  * Kept apart from `tracing.ts` so the queue, which opens spans too, never imports Hono.
  */
 import { context, SpanKind, trace } from '@opentelemetry/api';

@@ -582,7 +582,7 @@ describe('WorkPoller', () => {
     expect(consumed).toEqual(ids);
     for (const id of ids) {
       const w = await admin.retrieve(id, { environment_id: environmentId });
-      // wire-sdk.md leaves stopping or stopped open; decision 4 settles it: a graceful stop of a
+      // docs/wire.md ("Where Leasehold decides"): a graceful stop of a
       // starting item stops it outright.
       expect(w, id).toMatchObject({ state: 'stopped', acknowledged_at: expect.any(String) });
     }

@@ -1,5 +1,5 @@
 /**
- * Soak (reliability T16): the Node server under a steady, open-loop mix of the work API —
+ * Soak (README, "Guarantees"): the Node server under a steady, open-loop mix of the work API —
  * enqueue, poll, ack, heartbeat, stop, list and stats — for ten minutes at full scale. The
  * server reports its own heap after a forced collection (`soak/heap-probe.mjs`), so growth
  * means retained memory. Passes with zero errors and a heap slope under the bound after the
@@ -96,7 +96,7 @@ describe('soak', () => {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
 
-      // One operation of the mix (T16's shares): 60 % poll (an ack stands in when an item is
+      // One operation of the mix: 60 % poll (an ack stands in when an item is
       // waiting for one), 15 % heartbeat, 10 % enqueue, 10 % stop, 5 % list or stats. An item
       // is taken out of `held` while a call on it is in flight, so two calls never race on it.
       const operate = async () => {

@@ -78,7 +78,7 @@ describe('journal read and check', () => {
     const started = performance.now();
     const records = await read(js, 's57', 'agent');
     const elapsed = performance.now() - started;
-    console.warn(`scenario 57: read() of 2000 records took ${elapsed.toFixed(1)} ms`);
+    console.warn(`read() of 2000 records took ${elapsed.toFixed(1)} ms`);
 
     expect(records).toHaveLength(2000);
     expect(records.map((r) => r.seq)).toEqual(written);

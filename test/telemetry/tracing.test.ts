@@ -129,7 +129,7 @@ describe('tracing', () => {
       const res = await api.call('GET', path, { key });
       expect(res.status, path).toBe(status);
       const server = spans().filter((s) => s.kind === SpanKind.SERVER);
-      // No route matched: the raw path, as spec/queue.md §5 names the span.
+      // No route matched: the raw path, as docs/queue.md ("Telemetry") names the span.
       expect(
         server.map((s) => s.name),
         path,
