@@ -4,6 +4,7 @@
  * or the client goes away. Whatever feeds `notify` (LISTEN on Node, nothing on Workers)
  * lives in `functions/`; without a feed a waiter simply re-polls on a short backoff.
  */
+import { pause } from '../clock.js';
 
 export interface WakeSource {
   /** Starts watching an environment; notifications after this call are not missed. */
@@ -92,17 +93,7 @@ export const BACKOFF_MS = 100;
 export const pollingWake: WakeSource = {
   watch: () => ({
     // Without a feed every backoff may have missed work: it reads as a wake-up.
-    wait: (ms, signal) =>
-      new Promise<boolean>((resolve) => {
-        if (signal.aborted) return resolve(true);
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          resolve(true);
-        };
-        const timer = setTimeout(done, Math.min(ms, BACKOFF_MS));
-        signal.addEventListener('abort', done, { once: true });
-      }),
+    wait: (ms, signal) => pause(Math.min(ms, BACKOFF_MS), signal).then(() => true),
     close: () => {},
   }),
 };

@@ -1,5 +1,6 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
+import { pause } from '../../clock.js';
 import { claim, type Item, type WorkKind } from '../../queue/index.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { parseWith, readJson } from '../body.js';
@@ -93,16 +94,4 @@ async function waitAndClaim(
   } finally {
     watch?.close();
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

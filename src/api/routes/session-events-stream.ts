@@ -1,5 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
+import { pause } from '../../clock.js';
 import { newId } from '../../ids.js';
 import { listEvents, sessionHead, toWireEvent } from '../../sessions/index.js';
 import { ANY_KEY, authorize } from '../auth.js';
@@ -127,20 +128,8 @@ async function follow(
       changed = await watch.wait(Math.max(1, untilPing), closed.signal);
     } else {
       if (performance.now() - opened >= LIFETIME_MS) return;
-      await sleep(Math.max(1, Math.min(backoff, untilPing)), closed.signal);
+      await pause(Math.max(1, Math.min(backoff, untilPing)), closed.signal);
       backoff = Math.min(POLL_MAX_MS, Math.round(backoff * 1.5));
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
