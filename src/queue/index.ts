@@ -46,6 +46,6 @@ export {
   sampleQueues,
 } from './samples.js';
 export { stats, WORKERS_POLLING_WINDOW_MS } from './stats.js';
-export { stop } from './stop.js';
+export { stop, stopWork } from './stop.js';
 export * from './types.js';
 export { updateMetadata } from './update-metadata.js';

@@ -5,6 +5,10 @@ import { WorkConflictError, WorkNotFoundError } from './errors.js';
 import { WORK_COLUMNS, wireScope } from './sql.js';
 import type { Work, WorkState } from './types.js';
 
+/** Whether the item's session has a tool call without an answer (an index probe, session_tool_calls_open_idx). */
+const CALLS_OPEN = sql.raw(`EXISTS (SELECT 1 FROM session_tool_calls c
+  WHERE c.session_id = w.session_id AND c.answered_seq IS NULL) AS "callsOpen"`);
+
 /**
  * Stops a work item and returns it as it stands after the stop (the wire answers with it).
  *
@@ -18,18 +22,37 @@ import type { Work, WorkState } from './types.js';
  * Every branch is decided on the pre-update state within one statement. An item already past
  * the requested transition → `WorkConflictError`; not visible → `WorkNotFoundError`.
  */
-export function stop(db: SqlHandle, environmentId: string, workId: string, force: boolean): Promise<Work> {
+export async function stop(
+  db: SqlHandle,
+  environmentId: string,
+  workId: string,
+  force: boolean,
+): Promise<Work> {
+  return (await stopWork(db, environmentId, workId, force)).work;
+}
+
+/**
+ * `stop`, also saying whether the item's session still has tool calls waiting for an answer,
+ * from the same statement: a stopped `tool_exec` item with calls open must be re-armed, and a
+ * stop — on the wire's hot path — must not pay a second round trip to find out.
+ */
+export function stopWork(
+  db: SqlHandle,
+  environmentId: string,
+  workId: string,
+  force: boolean,
+): Promise<{ work: Work; callsOpen: boolean }> {
   const attributes = { 'environment.id': environmentId, 'work.id': workId, 'work.force': force };
   return withSpan('queue.stop', attributes, async () => {
     const scope = wireScope(environmentId, workId);
-    const work = await maybeRow<Work>(
+    const row = await maybeRow<Work & { callsOpen: boolean }>(
       db,
       force
         ? sql`UPDATE work_items w
                SET state = 'stopped', stop_requested_at = coalesce(w.stop_requested_at, now()),
                    stopped_at = now(), lease_expires_at = NULL, updated_at = now()
              WHERE ${scope} AND w.state <> 'stopped'
-         RETURNING ${WORK_COLUMNS}`
+         RETURNING ${WORK_COLUMNS}, ${CALLS_OPEN}`
         : sql`UPDATE work_items w
                SET state = CASE WHEN w.state = 'active' THEN 'stopping' ELSE 'stopped' END,
                    stop_requested_at = coalesce(w.stop_requested_at, now()),
@@ -37,9 +60,12 @@ export function stop(db: SqlHandle, environmentId: string, workId: string, force
                    lease_expires_at = CASE WHEN w.state = 'active' THEN w.lease_expires_at END,
                    updated_at = now()
              WHERE ${scope} AND w.state IN ('queued', 'starting', 'active')
-         RETURNING ${WORK_COLUMNS}`,
+         RETURNING ${WORK_COLUMNS}, ${CALLS_OPEN}`,
     );
-    if (work) return work;
+    if (row) {
+      const { callsOpen, ...work } = row;
+      return { work, callsOpen };
+    }
     const current = await maybeRow<{ state: WorkState }>(
       db,
       sql`SELECT w.state FROM work_items w WHERE ${scope}`,

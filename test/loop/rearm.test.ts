@@ -53,6 +53,24 @@ describe('re-arming a session’s tool calls', () => {
     expect((await openCalls(t.db, sessionId))[0]!.rearms).toBe(1);
   });
 
+  it('the stop route re-arms from the stop statement itself: a force stop with a call open leaves a fresh tool_exec item', async () => {
+    const e = await environmentWithKey(t.db);
+    const { sessionId } = await calling(e.environmentId);
+    const api = testApi(t.db);
+    const polled = (await (
+      await api.call('GET', `/v1/environments/${e.environmentId}/work/poll`, { key: e.key })
+    ).json()) as { id: string };
+    const res = await api.call('POST', `/v1/environments/${e.environmentId}/work/${polled.id}/stop`, {
+      key: e.key,
+      body: { force: true },
+    });
+    expect(res.status).toBe(200);
+    expect((await workOf(t.db, sessionId)).filter((w) => w.kind === 'tool_exec').map((w) => w.state)).toEqual(
+      ['stopped', 'queued'],
+    );
+    expect((await openCalls(t.db, sessionId))[0]!.rearms).toBe(1);
+  });
+
   it('nothing open, nothing done: an item stopped after its calls were answered is not replaced', async () => {
     const { sessionId } = await apiSession(t.db);
     expect(await rearm(t.db, sessionId, 'ended')).toEqual({ open: 0, failed: 0, enqueued: false });

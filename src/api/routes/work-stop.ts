@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { rearm, rearmFor } from '../../loop/index.js';
-import { stop } from '../../queue/index.js';
+import { stopWork } from '../../queue/index.js';
 import { ANY_KEY, authorize } from '../auth.js';
 import { readJson } from '../body.js';
 import { badRequest } from '../errors.js';
@@ -39,9 +39,10 @@ export function registerWorkStop(app: Hono<AppEnv>): void {
     const id = workId(c);
     const force = parseStopBody(await readJson(c));
     const { db } = c.get('deps');
-    const work = await stop(db, env, id, force);
+    const { work, callsOpen } = await stopWork(db, env, id, force);
     // A session's calls still open when its tool_exec item stops need a fresh item.
     if (
+      callsOpen &&
       work.sessionId &&
       rearmFor(work) === 'ended' &&
       (await rearm(db, work.sessionId, 'ended')).failed > 0
