@@ -1,3 +1,5 @@
+import { type Metrics, percentile } from './harness.js';
+
 /**
  * A session's event stream as a benchmark reads it: `until(type)` resolves with the
  * performance.now() at which the first frame of that type (after the call) arrived.
@@ -36,5 +38,29 @@ export async function openEventStream(url: string, headers: Record<string, strin
   return {
     until: (type) => new Promise<number>((resolve) => waiting.push({ type, resolve })),
     close: () => ac.abort(),
+  };
+}
+
+/**
+ * The session benchmarks' round: `warmup` samples thrown away, then `samples` kept, each the
+ * time from a user message to the model's request and to its frame on the stream.
+ */
+export async function sampleLoop(
+  sizes: { samples: number; warmup: number },
+  sample: () => Promise<{ model: number; frame: number }>,
+): Promise<Metrics> {
+  const model: number[] = [];
+  const frame: number[] = [];
+  for (let i = 0; i < sizes.warmup + sizes.samples; i++) {
+    const s = await sample();
+    if (i < sizes.warmup) continue;
+    model.push(s.model);
+    frame.push(s.frame);
+  }
+  return {
+    model_call_p50_ms: percentile(model, 50),
+    model_call_p99_ms: percentile(model, 99),
+    sse_frame_p50_ms: percentile(frame, 50),
+    sse_frame_p99_ms: percentile(frame, 99),
   };
 }

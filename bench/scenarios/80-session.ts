@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { startNatsServer } from '../../test/helpers/nats-server.js';
 import { type RunningServer, startServer } from '../../test/helpers/server.js';
 import { openNotifyProbe } from '../anchors/pickup-listen.js';
-import { openEventStream } from '../lib/event-stream.js';
+import { openEventStream, sampleLoop } from '../lib/event-stream.js';
 import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
 import { startCountProxy } from '../lib/pg-count-proxy.js';
 
@@ -44,23 +44,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
         loop = null;
       },
       subjects: {
-        leasehold: async () => {
-          const model: number[] = [];
-          const frame: number[] = [];
-          for (let i = 0; i < sizes.warmup + sizes.samples; i++) {
-            const s = await loop!.sample();
-            if (i >= sizes.warmup) {
-              model.push(s.model);
-              frame.push(s.frame);
-            }
-          }
-          return {
-            model_call_p50_ms: percentile(model, 50),
-            model_call_p99_ms: percentile(model, 99),
-            sse_frame_p50_ms: percentile(frame, 50),
-            sse_frame_p99_ms: percentile(frame, 99),
-          };
-        },
+        leasehold: () => sampleLoop(sizes, () => loop!.sample()),
         idle: async () => loop!.idleStatements(sizes.streams, sizes.idleMs),
         listen_notify: async () => {
           const probe = await openNotifyProbe(ctx.databaseUrl);

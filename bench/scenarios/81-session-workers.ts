@@ -24,8 +24,8 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { ensureJournalStream } from '../../src/journal/stream.js';
 import { startNatsServer } from '../../test/helpers/nats-server.js';
 import { type RunningWorkers, startWorkers } from '../../test/helpers/workers.js';
-import { openEventStream } from '../lib/event-stream.js';
-import { type BenchContext, percentile, type Scenario } from '../lib/harness.js';
+import { openEventStream, sampleLoop } from '../lib/event-stream.js';
+import type { BenchContext, Scenario } from '../lib/harness.js';
 import { startCountProxy } from '../lib/pg-count-proxy.js';
 import { fakeModel } from './80-session.js';
 
@@ -49,23 +49,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
         loop = null;
       },
       subjects: {
-        leasehold_workers: async () => {
-          const model: number[] = [];
-          const frame: number[] = [];
-          for (let i = 0; i < sizes.warmup + sizes.samples; i++) {
-            const s = await loop!.sample();
-            if (i >= sizes.warmup) {
-              model.push(s.model);
-              frame.push(s.frame);
-            }
-          }
-          return {
-            model_call_p50_ms: percentile(model, 50),
-            model_call_p99_ms: percentile(model, 99),
-            sse_frame_p50_ms: percentile(frame, 50),
-            sse_frame_p99_ms: percentile(frame, 99),
-          };
-        },
+        leasehold_workers: () => sampleLoop(sizes, () => loop!.sample()),
         idle: async () => ({
           stream_statements_per_min: await loop!.idleStreamStatements(sizes.streams, sizes.idleMs),
         }),
