@@ -4,17 +4,14 @@
  * nats-server for the journal, and the official SDK — `beta.agents`, `beta.sessions` and the
  * unmodified `EnvironmentWorker` with its default toolset plus one custom tool.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { betaAgentToolset20260401 } from '@anthropic-ai/sdk/tools/agent-toolset/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestDb, type TestDb } from '../helpers/db.js';
-import { MessagesServer } from '../helpers/messages-server.js';
-import { type NatsServer, startNatsServer } from '../helpers/nats.js';
-import { type RunningServer, startServer } from '../helpers/server.js';
+import type { TestDb } from '../helpers/db.js';
+import { type LoopServer, startLoopServer } from '../helpers/loop-server.js';
+import type { MessagesServer } from '../helpers/messages-server.js';
+import type { RunningServer } from '../helpers/server.js';
 import {
   expectStory,
   STORY_MESSAGE,
@@ -24,53 +21,22 @@ import {
 } from '../helpers/session-story.js';
 import { workOf } from '../helpers/sessions.js';
 
-const MODEL_KEY = 'sk-test-model-key';
-
 let testDb: TestDb;
-let nats: NatsServer;
+let loop: LoopServer;
 let messages: MessagesServer;
 let server: RunningServer;
 let workdir: string;
 
 beforeAll(async () => {
-  testDb = await openTestDb('pg');
-  nats = await startNatsServer();
-  messages = await MessagesServer.start({
-    responses: STORY_RESPONSES,
-    apiKey: MODEL_KEY,
-    tools: STORY_TOOLS,
-  });
-  workdir = await mkdtemp(path.join(tmpdir(), 'leasehold-byoc-'));
-  server = await startServer({
-    databaseUrl: testDb.url!,
-    env: {
-      NATS_URL: nats.wsUrl,
-      LEASEHOLD_MODEL: 'anthropic',
-      LEASEHOLD_MODEL_API_KEY: MODEL_KEY,
-      LEASEHOLD_MODEL_BASE_URL: messages.url,
-    },
-  });
-}, 60_000);
+  loop = await startLoopServer({ responses: STORY_RESPONSES, tools: STORY_TOOLS });
+  ({ testDb, messages, server, workdir } = loop);
+}, 120_000);
 
 afterAll(async () => {
-  await server?.stop();
-  await messages?.close();
-  await nats?.stop();
-  await testDb?.close();
-  await rm(workdir, { recursive: true, force: true });
+  await loop?.close();
 });
 
 const client = (key: string) => new Anthropic({ apiKey: key, baseURL: server.baseURL, maxRetries: 2 });
-
-async function environmentKey(environmentId: string): Promise<string> {
-  const res = await fetch(`${server.baseURL}/v1/environments/${environmentId}/keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${server.adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'byoc worker' }),
-  });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { key: string }).key;
-}
 
 describe('the session loop with the SDK’s EnvironmentWorker', () => {
   it('a user message runs bash and a custom tool on the worker, then the agent answers and the session idles with end_turn', async () => {
@@ -93,7 +59,7 @@ describe('the session loop with the SDK’s EnvironmentWorker', () => {
       name: 'byoc',
       config: { type: 'self_hosted' },
     });
-    const key = await environmentKey(environment.id);
+    const key = await loop.environmentKey(environment.id);
     const session = await admin.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
     expect(session).toMatchObject({
       type: 'session',

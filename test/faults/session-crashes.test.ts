@@ -8,24 +8,21 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../../src/db/handle.js';
 import { openCalls } from '../../src/sessions/index.js';
-import { openTestDb, type TestDb } from '../helpers/db.js';
+import type { TestDb } from '../helpers/db.js';
 import { recordFault } from '../helpers/faults.js';
-import { MessagesServer } from '../helpers/messages-server.js';
-import { type NatsServer, startNatsServer } from '../helpers/nats.js';
-import { type RunningServer, serverEnvironment, startServer } from '../helpers/server.js';
+import { type LoopServer, startLoopServer } from '../helpers/loop-server.js';
+import type { MessagesServer } from '../helpers/messages-server.js';
+import { type RunningServer, serverEnvironment } from '../helpers/server.js';
 import { eventsOf, workOf } from '../helpers/sessions.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const WORKER = path.join(import.meta.dirname, 'workers/session-worker.ts');
-const MODEL_KEY = 'sk-fault-model';
 /** The tool: the first run leaves a mark and hangs (the worker dies in it); a rerun answers. */
 const COMMAND = 'if [ -e ran-once ]; then echo second run; else touch ran-once; sleep 120; fi';
 const usage = { input_tokens: 5, output_tokens: 5 };
@@ -40,39 +37,23 @@ const RESPONSES = [
 const STEP_MS = 30_000;
 
 let testDb: TestDb;
-let nats: NatsServer;
+let loop: LoopServer;
 let messages: MessagesServer;
 let server: RunningServer;
 let workdir: string;
 const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
-  testDb = await openTestDb('pg');
-  nats = await startNatsServer();
-  messages = await MessagesServer.start({
+  loop = await startLoopServer({
     responses: RESPONSES,
-    apiKey: MODEL_KEY,
     tools: ['bash', 'read', 'write', 'edit', 'glob', 'grep'],
   });
-  workdir = await mkdtemp(path.join(tmpdir(), 'leasehold-crash-'));
-  server = await startServer({
-    databaseUrl: testDb.url!,
-    env: {
-      NATS_URL: nats.wsUrl,
-      LEASEHOLD_MODEL: 'anthropic',
-      LEASEHOLD_MODEL_API_KEY: MODEL_KEY,
-      LEASEHOLD_MODEL_BASE_URL: messages.url,
-    },
-  });
+  ({ testDb, messages, server, workdir } = loop);
 }, 120_000);
 
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
-  await server?.stop();
-  await messages?.close();
-  await nats?.stop();
-  await testDb?.close();
-  await rm(workdir, { recursive: true, force: true });
+  await loop?.close();
 });
 
 function startWorker(environmentId: string, key: string): ChildProcess {
@@ -115,12 +96,7 @@ describe('the session loop under crashes', () => {
       name: 'crash',
       config: { type: 'self_hosted' },
     });
-    const keyRes = await fetch(`${server.baseURL}/v1/environments/${environment.id}/keys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${server.adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'crash' }),
-    });
-    const { key } = (await keyRes.json()) as { key: string };
+    const key = await loop.environmentKey(environment.id);
     const session = await admin.beta.sessions.create({
       agent: agent.id,
       environment_id: environment.id,
