@@ -10,7 +10,6 @@ import { z } from 'zod';
 import { EFFORT_LEVELS, MAX_TOOLS, MAX_VERSION, TOOLSET_TOOLS, TOOLSET_TYPE } from '../../agents/index.js';
 import { MAX_METADATA_KEY, MAX_METADATA_PAIRS, MAX_METADATA_VALUE } from '../../environments/index.js';
 import { isMintedId } from '../../ids.js';
-import { isRfc3339 } from '../../rfc3339.js';
 import { badRequest, notFound } from '../errors.js';
 import type { AppEnv } from '../types.js';
 import { MAX_DESCRIPTION, MAX_NAME } from './environment-body.js';
@@ -190,15 +189,6 @@ export const updateAgentBody = z.strictObject({
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
-/** `limit`: 1–MAX_LIMIT, DEFAULT_LIMIT when absent. */
-export function limitQuery(c: Context<AppEnv>): number {
-  const text = queryParam(c, 'limit') ?? String(DEFAULT_LIMIT);
-  const limit = Number(text);
-  if (!/^\d{1,4}$/.test(text) || limit < 1 || limit > MAX_LIMIT)
-    throw badRequest(`limit must be an integer between 1 and ${MAX_LIMIT}`);
-  return limit;
-}
-
 /** `version`: a version number, or undefined when absent. */
 export function versionQuery(c: Context<AppEnv>): number | undefined {
   const text = queryParam(c, 'version');
@@ -207,19 +197,4 @@ export function versionQuery(c: Context<AppEnv>): number | undefined {
   if (!/^\d{1,10}$/.test(text) || version < 1 || version > MAX_VERSION)
     throw badRequest(`version must be an integer between 1 and ${MAX_VERSION}`);
   return version;
-}
-
-/** A boolean query flag as the SDK sends one (`true`/`false`); absent is false. */
-export function flagQuery(c: Context<AppEnv>, name: string): boolean {
-  const value = queryParam(c, name);
-  if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
-  throw badRequest(`${name} must be true or false`);
-}
-
-/** An RFC 3339 date-time query parameter, or undefined when absent. */
-export function instantQuery(c: Context<AppEnv>, name: string): string | undefined {
-  const value = queryParam(c, name);
-  if (value !== undefined && !isRfc3339(value)) throw badRequest(`${name} must be an RFC 3339 date-time`);
-  return value;
 }

@@ -6,8 +6,9 @@ import { badRequest } from '../errors.js';
 import { document } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
-import { AGENTS, DEFAULT_LIMIT, flagQuery, instantQuery, limitQuery, MAX_LIMIT } from './agents-body.js';
+import { AGENTS, DEFAULT_LIMIT, MAX_LIMIT } from './agents-body.js';
 import { decodeAgentCursor, encodeAgentCursor, toWireAgent, wireAgentListSchema } from './agents-wire.js';
+import { flagParam, instantParam, limitParam } from './list-query.js';
 import { queryParam } from './work-scope.js';
 
 /**
@@ -33,15 +34,15 @@ export function registerAgentsList(app: Hono<AppEnv>): void {
   });
   app.get(AGENTS, async (c) => {
     await authorize(c, API_KEY);
-    const limit = limitQuery(c);
+    const limit = limitParam(c, DEFAULT_LIMIT, MAX_LIMIT);
     const page = queryParam(c, 'page');
     const after = page === undefined ? null : decodeAgentCursor(page);
     if (page !== undefined && after === null) throw badRequest('invalid page cursor');
     const found = await listAgents(c.get('deps').db, {
       after,
-      includeArchived: flagQuery(c, 'include_archived'),
-      createdGte: instantQuery(c, 'created_at[gte]'),
-      createdLte: instantQuery(c, 'created_at[lte]'),
+      includeArchived: flagParam(c, 'include_archived'),
+      createdGte: instantParam(c, 'created_at[gte]'),
+      createdLte: instantParam(c, 'created_at[lte]'),
       fetch: limit + 1,
     });
     const data = found.slice(0, limit);

@@ -6,8 +6,9 @@ import { badRequest } from '../errors.js';
 import { document } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
-import { AGENT, agentNotFound, agentParam, DEFAULT_LIMIT, limitQuery, MAX_LIMIT } from './agents-body.js';
+import { AGENT, agentNotFound, agentParam, DEFAULT_LIMIT, MAX_LIMIT } from './agents-body.js';
 import { decodeVersionCursor, encodeVersionCursor, toWireAgent, wireAgentListSchema } from './agents-wire.js';
+import { limitParam } from './list-query.js';
 import { queryParam } from './work-scope.js';
 
 /**
@@ -29,7 +30,7 @@ export function registerAgentsVersions(app: Hono<AppEnv>): void {
   app.get(`${AGENT}/versions`, async (c) => {
     await authorize(c, API_KEY);
     const id = agentParam(c);
-    const limit = limitQuery(c);
+    const limit = limitParam(c, DEFAULT_LIMIT, MAX_LIMIT);
     const page = queryParam(c, 'page');
     const before = page === undefined ? null : decodeVersionCursor(id, page);
     if (page !== undefined && before === null) throw badRequest('invalid page cursor');

@@ -32,14 +32,19 @@ export function arrayParam(c: Context<AppEnv>, name: string): string[] {
 const BOUNDS = ['gt', 'gte', 'lt', 'lte'] as const;
 export type Bound = (typeof BOUNDS)[number];
 
+/** An RFC 3339 date-time query parameter, or undefined when absent. */
+export function instantParam(c: Context<AppEnv>, name: string): string | undefined {
+  const value = queryParam(c, name);
+  if (value !== undefined && !isRfc3339(value)) throw badRequest(`${name} must be an RFC 3339 date-time`);
+  return value;
+}
+
 /** The `created_at[…]` bounds given, each an RFC 3339 instant. */
 export function createdAtParams(c: Context<AppEnv>): Array<[Bound, string]> {
   const out: Array<[Bound, string]> = [];
   for (const op of BOUNDS) {
-    const value = queryParam(c, `created_at[${op}]`);
-    if (value === undefined) continue;
-    if (!isRfc3339(value)) throw badRequest(`created_at[${op}] must be an RFC 3339 date-time`);
-    out.push([op, value]);
+    const value = instantParam(c, `created_at[${op}]`);
+    if (value !== undefined) out.push([op, value]);
   }
   return out;
 }
