@@ -115,7 +115,9 @@ const STATEMENTS = {
   extendLease: `WITH ${KEY},
     beat AS (
       UPDATE work_items w
-         SET last_heartbeat = CASE WHEN w.state = 'active' THEN now() ELSE w.last_heartbeat END,
+         SET last_heartbeat = CASE WHEN w.state = 'active'
+                                   THEN greatest(now(), w.last_heartbeat + interval '1 microsecond')
+                                   ELSE w.last_heartbeat END,
              lease_expires_at = CASE WHEN w.state = 'active'
                                      THEN now() + $4::double precision * interval '1 second'
                                      ELSE w.lease_expires_at END,

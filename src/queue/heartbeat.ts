@@ -46,10 +46,14 @@ export function heartbeat(
     } else {
       const echoed = instant(expected);
       if (!echoed) throw new HeartbeatMismatchError(workId, null);
+      // The new value is strictly later than the one echoed, even within one tick of a coarse
+      // clock (PGlite's): a superseded echo must never match again.
       row = await maybeRow(
         db,
         sql`UPDATE work_items w
-               SET last_heartbeat = CASE WHEN w.state = 'active' THEN now() ELSE w.last_heartbeat END,
+               SET last_heartbeat = CASE WHEN w.state = 'active'
+                                         THEN greatest(now(), w.last_heartbeat + interval '1 microsecond')
+                                         ELSE w.last_heartbeat END,
                    heartbeats = CASE WHEN w.state = 'active' THEN w.heartbeats + 1 ELSE w.heartbeats END,
                    lease_expires_at = CASE WHEN w.state = 'active' THEN now() + ${ttl} ELSE w.lease_expires_at END,
                    updated_at = now()
