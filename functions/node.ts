@@ -24,6 +24,7 @@ import { TURN_CHANNEL } from '../src/loop/index.js';
 import { runOnce, WORK_CHANNEL } from '../src/queue/index.js';
 import { SESSION_EVENTS_CHANNEL } from '../src/sessions/index.js';
 import { type BrainLoop, modelFromConfig, startBrainLoop, TURNS } from './brain-loop.js';
+import { loadStaticFiles } from './static-files.js';
 import type { Telemetry } from './telemetry.js';
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../drizzle');
@@ -198,7 +199,7 @@ async function main(): Promise<void> {
   };
   const brain = await startBrain(config, storage.db, journal, hubs.turns);
   const pollGate = new PollGate({ perKey: config.longPollsPerKey, perProcess: config.longPollsPerProcess });
-  const app = createApp(deps, { pollGate });
+  const app = createApp(deps, { pollGate, staticFiles: loadStaticFiles() });
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
     log.info(`listening on http://${info.address}:${info.port} (${storage.description})`),
   );

@@ -15,12 +15,18 @@ import { type ApiError, badRequest, errorBody, internalError, notFound, toApiErr
 import { PollGate } from './poll-gate.js';
 import { PollRecords } from './poll-record.js';
 import { registerRoutes } from './routes/index.js';
+import type { StaticFiles } from './static-files.js';
 import type { ApiDeps, AppEnv } from './types.js';
 
 /** Per-app state a host may supply; by default the documented limits, so entry points pass nothing. */
 export interface AppOptions {
   /** Caps on concurrent long polls (`poll-gate.ts`); default `new PollGate()`. */
   pollGate?: PollGate;
+  /**
+   * The files under assets/ (the console's script and styles), for a host that does not serve
+   * them itself: Node passes them; Workers serve them as static assets and pass nothing.
+   */
+  staticFiles?: StaticFiles;
 }
 
 /**
@@ -55,7 +61,7 @@ export function createApp(
   });
 
   registerRoutes(app);
-  registerConsole(app);
+  registerConsole(app, options.staticFiles);
 
   app.notFound((c) =>
     respondError(c.get('requestId') ?? newId('req'), notFound(`no such endpoint: ${c.req.path}`)),

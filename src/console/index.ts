@@ -5,6 +5,7 @@
  */
 import type { Hono } from 'hono';
 import { notFound } from '../api/errors.js';
+import { type StaticFiles, serveStaticFiles } from '../api/static-files.js';
 import type { AppEnv } from '../api/types.js';
 import { registerActions } from './actions.js';
 import { registerConsoleAssets } from './assets.js';
@@ -16,9 +17,13 @@ import { CONSOLE_BASE } from './session.js';
 import { registerSessionRoute } from './session-route.js';
 import { registerSignIn } from './sign-in.js';
 
-export function registerConsole(app: Hono<AppEnv>): void {
+/** `staticFiles`: the console's script and styles where the host does not serve them (Node). */
+export function registerConsole(app: Hono<AppEnv>, staticFiles?: StaticFiles): void {
   app.use(CONSOLE_BASE, consoleGate());
   app.use(`${CONSOLE_BASE}/*`, consoleGate());
+  // After the gate, so the files carry the console's security headers, as assets/_headers gives
+  // them on Workers.
+  if (staticFiles) app.use(`${CONSOLE_BASE}/assets/*`, serveStaticFiles(staticFiles));
   registerConsoleAssets(app);
   registerSignIn(app);
   registerReadRoutes(app);

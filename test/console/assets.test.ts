@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script without type declarations
-import { GENERATED, renderAssets } from '../../scripts/console-assets.mjs';
+import { ASSET_DIR, GENERATED, renderAssets, writtenAssets } from '../../scripts/console-assets.mjs';
+import { createApp } from '../../src/api/app.js';
 import { environmentWithKey, testApi } from '../helpers/api.js';
 import { consoleSession } from '../helpers/console.js';
 import { useTestDb } from '../helpers/db.js';
@@ -50,8 +52,25 @@ describe('console assets', () => {
       expect((await app.request(`/console/assets/${file}`)).status, file).toBe(404);
   });
 
-  it('src/console/assets.generated.ts is what scripts/console-assets.mjs renders now', () => {
+  it('src/console/assets.generated.ts and assets/console/assets/ are what scripts/console-assets.mjs renders now, with no stray file', () => {
+    const { module, files } = (renderAssets as () => { module: string; files: Map<string, string> })();
     const current = readFileSync(GENERATED as string, 'utf8');
-    expect(current === (renderAssets as () => string)(), 'run npm run console:assets').toBe(true);
+    expect(current === module, 'run npm run console:assets').toBe(true);
+    expect((writtenAssets as () => string[])(), 'run npm run console:assets').toEqual(
+      [...files.keys()].sort(),
+    );
+    for (const [file, text] of files)
+      expect(
+        readFileSync(path.join(ASSET_DIR as string, file), 'utf8') === text,
+        `${file}: run npm run console:assets`,
+      ).toBe(true);
+  });
+
+  it('the app serves no asset of its own: without static files a page still links them, and they are 404', async () => {
+    const bare = createApp({ db: t.db });
+    const page = await (await bare.request('/console/sign-in')).text();
+    const refs = assetRefs(page);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of refs) expect((await bare.request(ref.path)).status, ref.path).toBe(404);
   });
 });

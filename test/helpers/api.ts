@@ -3,12 +3,21 @@
  * through the same functions the management API uses.
  */
 import type { Hono } from 'hono';
+import { loadStaticFiles } from '../../functions/static-files.js';
 import { createApp } from '../../src/api/app.js';
+import type { StaticFiles } from '../../src/api/static-files.js';
 import type { AppEnv, JournalDeps } from '../../src/api/types.js';
 import { WakeHub } from '../../src/api/wake.js';
 import { type ApiKeyScope, issueApiKey, issueEnvironmentKey } from '../../src/auth/credentials.js';
 import type { Database } from '../../src/db/handle.js';
 import { createEnvironment, createSession, type EnvironmentKind } from './factories.js';
+
+let staticFiles: StaticFiles | undefined;
+/** assets/, read once per test file: what the Node server serves beside the app. */
+export function testStaticFiles(): StaticFiles {
+  staticFiles ??= loadStaticFiles();
+  return staticFiles;
+}
 
 export interface TestApi {
   app: Hono<AppEnv>;
@@ -24,7 +33,10 @@ export interface TestApi {
 /** `journal` wires the journal routes to a NATS server; without it they answer 503. */
 export function testApi(db: Database, journal?: JournalDeps): TestApi {
   const hub = new WakeHub();
-  const app = createApp({ db, wake: hub, log: { warn: () => {}, error: () => {} }, journal });
+  const app = createApp(
+    { db, wake: hub, log: { warn: () => {}, error: () => {} }, journal },
+    { staticFiles: testStaticFiles() },
+  );
   return {
     app,
     hub,
