@@ -10,14 +10,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { prepareBenchDatabase } from './lib/db.js';
 import { type BenchContext, type Results, runScenario, type Scenario } from './lib/harness.js';
-import { markdown, type Report, writeReport } from './lib/report.js';
+import { markdown, RESULTS_PAGE, type Report, resultsPage, writeReport } from './lib/report.js';
 
 const HERE = import.meta.dirname;
 
@@ -87,6 +87,7 @@ async function main(): Promise<void> {
   };
   const file = path.join(HERE, 'results', smoke ? 'smoke.json' : only ? 'partial.json' : 'latest.json');
   await writeReport(file, report);
+  if (!smoke && !only) await writeFile(RESULTS_PAGE, resultsPage(report));
   process.stdout.write(`${markdown(report)}\n`);
   console.warn(
     `[bench] wrote ${path.relative(process.cwd(), file)} in ${((performance.now() - started) / 1000).toFixed(0)} s`,

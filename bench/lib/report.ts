@@ -48,3 +48,30 @@ export async function writeReport(file: string, report: Report): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
 }
+
+/** Where a full run's figures are published in the repository's docs. */
+export const RESULTS_PAGE = path.resolve(import.meta.dirname, '../../docs/benchmarks-latest.md');
+
+/**
+ * docs/benchmarks-latest.md: the latest full run's tables with each scenario's description,
+ * rendered from bench/results/latest.json (never edited by hand; a test compares the two).
+ */
+export function resultsPage(report: Report): string {
+  const lines = [
+    '# Benchmark results: the latest full run',
+    '',
+    '<!-- Generated from bench/results/latest.json by `npm run bench` (or `npm run bench:page`). Do not edit. -->',
+    '',
+    'How these figures are taken, and how to read them: [benchmarks.md](benchmarks.md).',
+    '',
+    '## Scenarios',
+    '',
+    ...Object.entries(report.descriptions).map(([name, text]) => `- \`${name}\`: ${text}`),
+    '',
+    '## Ratios and figures',
+    '',
+    markdown(report),
+    '',
+  ];
+  return lines.join('\n');
+}
