@@ -128,7 +128,11 @@ async function coldStart(script: Script): Promise<{ startup: number; first: numb
     compatibilityDate,
     compatibilityFlags,
     // Enough for the API Worker to parse its settings; the sign-in page never reaches them.
-    bindings: { DATABASE_URL: 'postgres://cold@127.0.0.1:9/none', LEASEHOLD_MODEL: 'anthropic', LEASEHOLD_MODEL_API_KEY: 'unused' },
+    bindings: {
+      DATABASE_URL: 'postgres://cold@127.0.0.1:9/none',
+      LEASEHOLD_MODEL: 'anthropic',
+      LEASEHOLD_MODEL_API_KEY: 'unused',
+    },
   });
   try {
     const url = await mf.ready;
