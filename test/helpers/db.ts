@@ -34,7 +34,14 @@ export interface TestDb {
 const TABLES =
   'queue_samples, worker_polls, session_tool_calls, session_events, work_items, sessions, agent_versions, agents, environment_keys, api_keys, environments';
 
-export async function openTestDb(driver: Driver, options: { poolSize?: number } = {}): Promise<TestDb> {
+/**
+ * `empty`: a server driver's database is created bare instead of cloned from the template,
+ * for tests of what a first start does to it (the migrations); `reset` needs the tables.
+ */
+export async function openTestDb(
+  driver: Driver,
+  options: { poolSize?: number; empty?: boolean } = {},
+): Promise<TestDb> {
   if (driver === 'pglite') {
     const snapshot = await readFile(inject('pgliteSnapshot'));
     const lite = await openPglite(undefined, { loadDataDir: new Blob([snapshot]) });
@@ -51,7 +58,7 @@ export async function openTestDb(driver: Driver, options: { poolSize?: number } 
   const template = inject('templateDatabase');
   const runPid = template.slice('leasehold_tpl_'.length);
   const name = `leasehold_t_${runPid}_${Math.random().toString(36).slice(2, 10)}`;
-  await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  await adminQuery(`CREATE DATABASE ${name}${options.empty ? '' : ` TEMPLATE ${template}`}`);
   const url = databaseUrl(name);
   const conn =
     driver === 'pg'

@@ -92,6 +92,8 @@ export interface StartOptions {
   cwd?: string;
   /** Extra environment for the server. */
   env?: Record<string, string>;
+  /** A fixed port (a replica restarted in place keeps its address); default a free one. */
+  port?: number;
 }
 
 /**
@@ -131,13 +133,15 @@ export function useNodeServer(db: { url: string | null }): RunningServer {
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   let lastError: Error | undefined;
-  // A port found free can be taken before the server binds it: retry on EADDRINUSE only.
+  // A port found free can be taken before the server binds it: retry on EADDRINUSE only. A
+  // fixed port may still be held for a moment by a process that just died: wait, then retry.
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await startOnce(options, await freePort());
+      return await startOnce(options, options.port ?? (await freePort()));
     } catch (err) {
       lastError = err as Error;
       if (!/EADDRINUSE/.test(lastError.message)) throw lastError;
+      if (options.port !== undefined) await new Promise((r) => setTimeout(r, 500));
     }
   }
   throw lastError!;
