@@ -195,7 +195,7 @@ async function holdWireItem(
 
   const first = await sdk(run, () => beat(work, 'NO_HEARTBEAT'));
   run.record(outcome('wire', name, 'heartbeat', item.id, first, false), first.afterReset);
-  let echo = first.value?.last_heartbeat ?? null;
+  const echo = first.value?.last_heartbeat ?? null;
   if (echo) run.renew(unit, holder, first.sentAt, WIRE_TTL_SECONDS);
 
   if (echo && run.losesLease('wire')) {
@@ -222,12 +222,11 @@ async function holdWireItem(
   }
 
   if (echo && Math.random() < SECOND_BEAT_RATE) {
-    const second = await sdk(run, () => beat(work, echo!));
+    const second = await sdk(run, () => beat(work, echo));
     run.record(outcome('wire', name, 'heartbeat', item.id, second, false), second.afterReset);
     if (second.value) {
       run.renew(unit, holder, second.sentAt, WIRE_TTL_SECONDS);
       const superseded = echo;
-      echo = second.value.last_heartbeat;
       // A lost heartbeat answer replayed: its echo was superseded, so every replica answers 412.
       if (Math.random() < STALE_ECHO_RATE) {
         run.staleEchoes++;
