@@ -6,9 +6,14 @@
  * A reconnecting connection keeps trying for as long as it lives: the client's default gives
  * up after 10 attempts (about 20 s), and a long-lived server connection would then stay closed
  * after any longer NATS outage. While it is down, journal calls fail at once (link.ts).
+ *
+ * A server that cannot be reached (or does not answer in time) is `JournalUnavailableError`,
+ * the same outage a journal call meets on a dropped connection: a host that connects per
+ * request answers it as the documented 503, and a brain gives up its turn for later. A URL or
+ * a runtime that can never connect stays a plain `JournalTransportError`.
  */
 import { type NatsConnection, wsconnect } from '@nats-io/nats-core';
-import { JournalTransportError } from './errors.js';
+import { JournalTransportError, JournalUnavailableError } from './errors.js';
 import { watchLink } from './link.js';
 
 export interface JournalConnectOptions {
@@ -41,7 +46,7 @@ export async function connectJournal(
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new JournalTransportError(`could not connect to ${url} within ${timeoutMs} ms`)),
+      () => reject(new JournalUnavailableError(`could not connect to ${url} within ${timeoutMs} ms`)),
       timeoutMs,
     );
   });
@@ -61,7 +66,9 @@ export async function connectJournal(
     // A connection that completes after we gave up must not leak.
     connecting.then((nc) => nc.close()).catch(() => {});
     if (err instanceof JournalTransportError) throw err;
-    throw new JournalTransportError(`could not connect to ${url}: ${(err as Error).message}`, { cause: err });
+    throw new JournalUnavailableError(`could not connect to ${url}: ${(err as Error).message}`, {
+      cause: err,
+    });
   } finally {
     clearTimeout(timer);
   }

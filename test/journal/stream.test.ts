@@ -2,7 +2,11 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { connectJournal } from '../../src/journal/connect.js';
-import { JournalTransportError, NotProvisionedError } from '../../src/journal/errors.js';
+import {
+  JournalTransportError,
+  JournalUnavailableError,
+  NotProvisionedError,
+} from '../../src/journal/errors.js';
 import { read } from '../../src/journal/read.js';
 import {
   ensureJournalStream,
@@ -35,14 +39,15 @@ describe('journal stream provisioning and connection', () => {
     await jsm.streams.delete('AGENT_JOURNAL');
   });
 
-  it('fails fast with a clear error when no WebSocket is available or nothing listens', async () => {
+  it('fails fast: no WebSocket is a transport error that is no outage, nothing listening is JournalUnavailableError', async () => {
     const started = performance.now();
-    await expect(connectJournal(nats.wsUrl, { webSocket: null, timeoutMs: 1000 })).rejects.toThrow(
-      /no WebSocket/,
-    );
+    const noSocket = await connectJournal(nats.wsUrl, { webSocket: null, timeoutMs: 1000 }).catch((e) => e);
+    expect(noSocket).toBeInstanceOf(JournalTransportError);
+    expect(noSocket).not.toBeInstanceOf(JournalUnavailableError);
+    expect((noSocket as Error).message).toMatch(/no WebSocket/);
     await expect(
       connectJournal('ws://127.0.0.1:1', { webSocket: WebSocket, timeoutMs: 1000 }),
-    ).rejects.toThrow(JournalTransportError);
+    ).rejects.toThrow(JournalUnavailableError);
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 });
