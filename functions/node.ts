@@ -195,7 +195,8 @@ async function main(): Promise<void> {
     // The loop's turn channel names the one kind it notifies: model_turn (TURNS).
     claimWake: hubs.turns,
     log,
-    journal: journal ?? undefined,
+    // One connection for the process, opened at start: every request shares it.
+    journal: journal ? () => Promise.resolve(journal) : undefined,
   };
   const brain = await startBrain(config, storage.db, journal, hubs.turns);
   const pollGate = new PollGate({ perKey: config.longPollsPerKey, perProcess: config.longPollsPerProcess });

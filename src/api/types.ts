@@ -35,8 +35,13 @@ export interface ApiDeps {
    */
   turnEnqueued?: () => void;
   log?: Logger;
-  /** The agent journal's NATS connection (NATS_URL); absent → the journal routes answer 503. */
-  journal?: JournalDeps;
+  /**
+   * The agent journal's NATS connection (NATS_URL), asked for by a request only when it reads
+   * the journal: a long-lived host hands back the connection it opened at start; a host whose
+   * connections cannot outlive a request (Workers) opens one then (`request-journal.ts`).
+   * Absent → the journal routes answer 503.
+   */
+  journal?: () => Promise<JournalDeps>;
   /**
    * LEASEHOLD_ADMIN_KEY for a host with no start-up to ensure it at (Workers): the app makes
    * it a live admin key before the first credential it resolves. The Node server ensures it

@@ -61,7 +61,7 @@ describe('HTTP fuzzing: generated and mutated requests on every documented route
         });
         const logged: string[] = [];
         const log = { warn: () => {}, error: (message: string) => void logged.push(message) };
-        const app = createApp({ db: t.db, wake: new WakeHub(), log, journal });
+        const app = createApp({ db: t.db, wake: new WakeHub(), log, journal: async () => journal });
         const tally = await fuzzRoute({
           route,
           world,

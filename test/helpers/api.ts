@@ -34,7 +34,12 @@ export interface TestApi {
 export function testApi(db: Database, journal?: JournalDeps): TestApi {
   const hub = new WakeHub();
   const app = createApp(
-    { db, wake: hub, log: { warn: () => {}, error: () => {} }, journal },
+    {
+      db,
+      wake: hub,
+      log: { warn: () => {}, error: () => {} },
+      journal: journal ? () => Promise.resolve(journal) : undefined,
+    },
     { staticFiles: testStaticFiles() },
   );
   return {

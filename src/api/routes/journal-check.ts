@@ -31,7 +31,9 @@ export function registerJournalCheck(app: Hono<AppEnv>): void {
     responses: {
       200: { description: 'the report', schema: wireCheckReportSchema },
       400: { description: 'run or step is not 1–128 characters of [A-Za-z0-9_-]' },
-      503: { description: 'NATS is not configured, or the journal stream is not provisioned' },
+      503: {
+        description: 'NATS is not configured or cannot be reached, or the journal stream is not provisioned',
+      },
     },
   });
   app.get(path, async (c) => {
@@ -39,7 +41,7 @@ export function registerJournalCheck(app: Hono<AppEnv>): void {
     const run = pathToken(c, 'run');
     const stepText = queryParam(c, 'step');
     const step = stepText === undefined ? undefined : journalToken('step', stepText);
-    const report = await check(journalDeps(c).nc, run, step === undefined ? {} : { stepIds: [step] });
+    const report = await check((await journalDeps(c)).nc, run, step === undefined ? {} : { stepIds: [step] });
     return reply(c, toWireReport(report));
   });
 }

@@ -36,7 +36,9 @@ export function registerJournalRead(app: Hono<AppEnv>): void {
     responses: {
       200: { description: 'a page of records', schema: wireJournalPageSchema },
       400: { description: 'run or step is not 1–128 of [A-Za-z0-9_-], or a bad after_seq or limit' },
-      503: { description: 'NATS is not configured, or the journal stream is not provisioned' },
+      503: {
+        description: 'NATS is not configured or cannot be reached, or the journal stream is not provisioned',
+      },
     },
   });
   app.get(path, async (c) => {
@@ -49,7 +51,7 @@ export function registerJournalRead(app: Hono<AppEnv>): void {
     if (!(limit >= 1 && limit <= MAX_JOURNAL_LIMIT)) {
       throw badRequest(`limit must be an integer between 1 and ${MAX_JOURNAL_LIMIT}`);
     }
-    const page = await readPage(journalDeps(c).js, run, step, afterSeq, limit);
+    const page = await readPage((await journalDeps(c)).js, run, step, afterSeq, limit);
     return reply(c, { data: page.records.map(toWireRecord), next_after_seq: page.nextAfterSeq });
   });
 }

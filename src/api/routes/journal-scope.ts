@@ -24,9 +24,13 @@ export function pathToken(c: Context<AppEnv>, name: 'run' | 'step'): string {
   return journalToken(name, c.req.param(name) ?? '');
 }
 
-/** The journal connection, or 503: without NATS the server still runs the queue. */
-export function journalDeps(c: Context<AppEnv>): JournalDeps {
+/**
+ * The journal connection, or 503: without NATS the server still runs the queue. Asked for only
+ * once the request is known to read the journal, so a host that connects on demand does not
+ * connect for a request that fails its checks first.
+ */
+export function journalDeps(c: Context<AppEnv>): Promise<JournalDeps> {
   const journal = c.get('deps').journal;
   if (!journal) throw serviceUnavailable('the journal is not configured on this server (set NATS_URL)');
-  return journal;
+  return journal();
 }
