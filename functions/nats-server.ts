@@ -32,6 +32,8 @@ export interface NatsServerProcess {
   wsUrl: string;
   /** Client (TCP) port. */
   port: number;
+  /** `http://127.0.0.1:<port>` of the monitoring endpoints (`/varz`, `/connz`), when asked for. */
+  monitorUrl: string | null;
   storeDir: string;
   /** The current server process (it changes with `start()`). */
   readonly pid: number;
@@ -54,6 +56,8 @@ export interface NatsServerOptions {
   binary?: string;
   /** Lines appended to the server's configuration file. */
   extraConfig?: string;
+  /** Serve the monitoring endpoints on a free loopback port (tests count connections there). */
+  monitor?: boolean;
 }
 
 /** Starts a private nats-server and resolves once it says it is ready. */
@@ -67,13 +71,13 @@ export async function launchNatsServer(options: NatsServerOptions = {}): Promise
   }
   const dir = await mkdtemp(path.join(tmpdir(), 'leasehold-nats-'));
   const config = path.join(dir, 'nats.conf');
-  const writeConfig = (port: number | -1, wsPort: number | -1) =>
+  const writeConfig = (port: number | -1, wsPort: number | -1, httpPort: number | -1) =>
     writeFile(
       config,
-      `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${dir}/store" }\nwebsocket { listen: "127.0.0.1:${wsPort}", no_tls: true }\n${options.extraConfig ?? ''}\n`,
+      `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${dir}/store" }\nwebsocket { listen: "127.0.0.1:${wsPort}", no_tls: true }\n${options.monitor ? `http: "127.0.0.1:${httpPort}"\n` : ''}${options.extraConfig ?? ''}\n`,
     );
   // The first start takes free ports; a restart in place pins the ones it got.
-  await writeConfig(-1, -1);
+  await writeConfig(-1, -1, -1);
   let server: Spawned;
   try {
     server = await spawnServer(bin, config);
@@ -81,10 +85,11 @@ export async function launchNatsServer(options: NatsServerOptions = {}): Promise
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
-  const { port, wsPort } = server;
+  const { port, wsPort, httpPort } = server;
   return {
     wsUrl: `ws://127.0.0.1:${wsPort}`,
     port,
+    monitorUrl: httpPort ? `http://127.0.0.1:${httpPort}` : null,
     storeDir: path.join(dir, 'store'),
     get pid() {
       return server.child.pid!;
@@ -100,7 +105,7 @@ export async function launchNatsServer(options: NatsServerOptions = {}): Promise
       if (server.child.exitCode === null && server.child.signalCode === null) {
         throw new Error('nats-server is still running: kill() it before start()');
       }
-      await writeConfig(port, wsPort);
+      await writeConfig(port, wsPort, httpPort ?? -1);
       server = await spawnServer(bin, config);
     },
     stop: async () => {
@@ -114,12 +119,14 @@ interface Spawned {
   child: ChildProcess;
   port: number;
   wsPort: number;
+  /** The monitoring port, when the config asks for one. */
+  httpPort: number | null;
 }
 
 /** Spawns nats-server on `config` and resolves with its ports once it says it is ready. */
 async function spawnServer(bin: string, config: string): Promise<Spawned> {
   const child = spawn(bin, ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const { wsPort, port } = await new Promise<{ wsPort: number; port: number }>((resolve, reject) => {
+  const { wsPort, port, httpPort } = await new Promise<Omit<Spawned, 'child'>>((resolve, reject) => {
     let log = '';
     let wsPort = 0;
     const timer = setTimeout(() => {
@@ -133,7 +140,8 @@ async function spawnServer(bin: string, config: string): Promise<Spawned> {
       const tcp = /client connections on 127\.0\.0\.1:(\d+)/.exec(log);
       if (wsPort && tcp && log.includes('Server is ready')) {
         clearTimeout(timer);
-        resolve({ wsPort, port: Number(tcp[1]) });
+        const http = /http monitor on 127\.0\.0\.1:(\d+)/.exec(log);
+        resolve({ wsPort, port: Number(tcp[1]), httpPort: http ? Number(http[1]) : null });
       }
     });
     child.once('error', (err) => {
@@ -145,7 +153,7 @@ async function spawnServer(bin: string, config: string): Promise<Spawned> {
       reject(new Error(`nats-server exited with ${code} during start:\n${log}`));
     });
   });
-  return { child, port, wsPort };
+  return { child, port, wsPort, httpPort };
 }
 
 function stopChild(child: ChildProcess): Promise<void> {

@@ -12,12 +12,18 @@
  * after the response (functions/brain-trigger.ts); without one, turns wait for a brain
  * elsewhere (`npm run brain` on the same database).
  *
+ * With NATS_URL (wss://…) the journal routes and the console's journal pages are served as on
+ * Node, over one websocket NATS connection per request, opened only when the request first
+ * reads the journal (src/api/request-journal.ts) and closed with its Pool. Without it they
+ * answer 503, as on a Node server without NATS.
+ *
  * LEASEHOLD_ADMIN_KEY (a wrangler secret) works as on Node, where it is ensured at start: an
  * isolate has no start of its own, so the app ensures it before the first credential the
  * isolate resolves (`src/auth/configured-admin-key.ts`). A fresh isolate is the Worker's
  * "next start": it makes a configured key revoked through the API live again.
  */
 import { createApp } from '../src/api/app.js';
+import { requestJournal } from '../src/api/request-journal.js';
 import type { ApiDeps } from '../src/api/types.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
 import { connectNeon, type NeonConnection } from '../src/db/drivers/neon.js';
@@ -44,13 +50,13 @@ function open(cfg: Config & { databaseUrl: string }): NeonConnection {
 }
 
 /**
- * Closes the request's Pool once its response is done with it: at once for a body written in
- * full, when the body ends (or the client goes away) for an event stream, which reads the
- * database while it is written.
+ * Closes the request's connections once its response is done with them: at once for a body
+ * written in full, when the body ends (or the client goes away) for an event stream, which
+ * reads the database while it is written.
  */
-function closeAfter(response: Response, conn: NeonConnection, ctx: Ctx): Response {
+function closeAfter(response: Response, close: () => Promise<unknown>, ctx: Ctx): Response {
   if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
-    ctx.waitUntil(conn.close());
+    ctx.waitUntil(close());
     return response;
   }
   const { readable, writable } = new TransformStream();
@@ -58,7 +64,7 @@ function closeAfter(response: Response, conn: NeonConnection, ctx: Ctx): Respons
     response.body
       .pipeTo(writable)
       .catch(() => {})
-      .finally(() => conn.close()),
+      .finally(close),
   );
   return new Response(readable, response);
 }
@@ -74,19 +80,22 @@ export default {
       return Response.json({ type: 'error', error: { type: 'api_error', message } }, { status: 500 });
     }
     const conn = open(cfg);
+    const journal = cfg.natsUrl ? requestJournal(cfg.natsUrl, { name: 'leasehold-api' }) : null;
+    const close = () => Promise.all([conn.close(), journal?.close()]);
     let response: Response;
     try {
       const deps: ApiDeps = {
         db: conn.db,
         adminKey: cfg.adminKey ?? undefined,
         turnEnqueued: brainTrigger(env.BRAIN, (p) => ctx.waitUntil(p)),
+        journal: journal?.journal,
       };
       response = await app.fetch(request, { deps });
     } catch (err) {
-      ctx.waitUntil(conn.close());
+      ctx.waitUntil(close());
       throw err;
     }
-    return closeAfter(response, conn, ctx);
+    return closeAfter(response, close, ctx);
   },
 
   // The admin key is not ensured here: housekeeping resolves no credential, and requests ensure

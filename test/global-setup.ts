@@ -23,6 +23,8 @@ declare module 'vitest' {
     wsProxyPort: number;
     workerdDatabaseUrl: string;
     workerdNatsUrl: string;
+    /** The monitoring endpoints of that nats-server: the workerd suite counts connections there. */
+    workerdNatsMonitorUrl: string;
   }
 }
 
@@ -56,8 +58,9 @@ export default async function setup(project: TestProject) {
   project.provide('pgliteSnapshot', snapshot);
 
   // The workerd suite cannot spawn processes either: its nats-server is started here.
-  const nats = await startNatsServer();
+  const nats = await startNatsServer('', { monitor: true });
   project.provide('workerdNatsUrl', nats.wsUrl);
+  project.provide('workerdNatsMonitorUrl', nats.monitorUrl!);
 
   const pgAddress = new URL(databaseUrl(template));
   const proxy = await startWsProxy([`${pgAddress.hostname}:${pgAddress.port || 5432}`]);

@@ -30,12 +30,16 @@ export function natsServerBinary(): string {
   return found;
 }
 
-export async function startNatsServer(extraConfig = ''): Promise<NatsServer> {
-  const server = await launchNatsServer({ binary: natsServerBinary(), extraConfig });
+export async function startNatsServer(
+  extraConfig = '',
+  options: { monitor?: boolean } = {},
+): Promise<NatsServer> {
+  const server = await launchNatsServer({ binary: natsServerBinary(), extraConfig, ...options });
   const connections: NatsConnection[] = [];
   return {
     wsUrl: server.wsUrl,
     port: server.port,
+    monitorUrl: server.monitorUrl,
     storeDir: server.storeDir,
     get pid() {
       return server.pid;
