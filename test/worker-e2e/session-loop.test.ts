@@ -7,8 +7,9 @@
  * `beta.sessions` and the unmodified `EnvironmentWorker` (it spawns bash, so it runs here, on
  * Node) — talks to the API Worker over HTTP. The same story and assertions as
  * test/conformance/session-loop.test.ts on the Node server; then the brain Worker's cron sweep
- * runs a turn no trigger announced. Every wait is bounded; the file's worst case is under a minute
- * (setup 20 s, the loop 30 s, the sweep 8 s), its usual run about 10 s.
+ * runs a turn no trigger announced. Every wait is bounded: setup 90 s (two Worker builds and
+ * workerd's start, ~15 s on a loaded 2-core machine), the loop 30 s, the sweep 8 s; its usual
+ * run is about 10 s.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -67,7 +68,7 @@ beforeAll(async () => {
     modelBaseUrl: messages.url,
     modelApiKey: MODEL_KEY,
   });
-}, 20_000);
+}, 90_000);
 
 afterAll(async () => {
   // A failed test may leave the SDK's worker running: stop it before what it talks to.
