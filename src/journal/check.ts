@@ -68,7 +68,7 @@ export async function check(
   for (const stepId of (await runSteps(nc, runId)).filter((id) => only === null || only.has(id))) {
     const corrupt: string[] = [];
     const records = await read(js, runId, stepId, (err) =>
-      corrupt.push(`corrupt: seq ${err.seq} has a body that is not JSON`),
+      corrupt.push(`corrupt: seq ${err.seq} ${err.finding}`),
     );
     steps.push({
       stepId,

@@ -1,14 +1,34 @@
 /**
  * Records on the wire: headers carry the task identity (decimal strings), the body is the Go
  * struct's JSON. `commit.state` is bytes, hence base64 — exactly what Go's encoding/json does
- * with a `[]byte`.
+ * with a `[]byte`. Bodies are checked against their type's shape here, both ways (bodies.ts),
+ * so a decoded record's body is what its type says.
  */
 
 import type { JsMsg, StoredMsg } from '@nats-io/jetstream';
 import { headers, type MsgHdrs } from '@nats-io/nats-core';
-import { fromBase64, toBase64 } from '../base64.js';
+import { toBase64 } from '../base64.js';
+import {
+  assertClaimBody,
+  assertInputPlacedBody,
+  assertModelResponseBody,
+  assertPauseBody,
+  assertToolIntentBody,
+  assertToolResultBody,
+  BODY_CHECKS,
+  BodyShapeError,
+  commitFromStored,
+} from './bodies.js';
 import { CorruptRecordError } from './errors.js';
-import { type Commit, HEADER, type JournalRecord, type Json, type RecordType, type Task } from './types.js';
+import {
+  type BodyOf,
+  HEADER,
+  type JournalRecord,
+  type Json,
+  type RecordHead,
+  type RecordType,
+  type Task,
+} from './types.js';
 
 export function recordHeaders(type: RecordType, task: Task, index: number): MsgHdrs {
   const h = headers();
@@ -22,13 +42,32 @@ export function recordHeaders(type: RecordType, task: Task, index: number): MsgH
   return h;
 }
 
-export function encodeBody(type: RecordType, data: Json | Commit): Uint8Array {
-  let value: unknown = data;
-  if (type === 'commit') {
-    const { state, ...rest } = data as Commit;
-    value = state === undefined ? rest : { ...rest, state: toBase64(state) };
+const same = (body: unknown) => body;
+/** What each type's body is stored as: itself, but a commit's state as base64. */
+const STORED: { readonly [T in RecordType]: (body: BodyOf<T>) => unknown } = {
+  claim: same,
+  entry: same,
+  'model.response': same,
+  'tool.intent': same,
+  'tool.result': same,
+  pause: same,
+  'input.placed': same,
+  commit: ({ state, ...rest }) => (state === undefined ? rest : { ...rest, state: toBase64(state) }),
+};
+
+/**
+ * The stored bytes of a body of type `type`. A body of the wrong shape (which the types let
+ * through only from untyped callers) is a TypeError: written, it would make the step unreadable.
+ */
+export function encodeBody<T extends RecordType>(type: T, data: BodyOf<T>): Uint8Array {
+  try {
+    BODY_CHECKS[type](data);
+  } catch (err) {
+    if (err instanceof BodyShapeError) throw new TypeError(`${type} body ${err.detail}`);
+    throw err;
   }
-  return new TextEncoder().encode(JSON.stringify(value));
+  const stored: (body: BodyOf<T>) => unknown = STORED[type];
+  return new TextEncoder().encode(JSON.stringify(stored(data)));
 }
 
 /** The parts of a stored or consumed message a record is decoded from. */
@@ -53,14 +92,19 @@ export function fromJsMsg(m: JsMsg): RawJournalMsg {
 
 /**
  * Decodes a stored journal message into a record (the inverse of `recordHeaders` + `encodeBody`).
- * A body that is not JSON throws `CorruptRecordError`: no writer of ours stores one, so it
- * names the record rather than passing on a parser's message.
+ * A body that is not JSON, or not of its type's shape, throws `CorruptRecordError`: no writer of
+ * ours stores one, so it names the record rather than passing on a parser's message.
+ *
+ * The type is the `Dagnats-Journal-Type` header; a message without one is an `entry`, as Go
+ * reads it (an absent header and an empty one are the same there). A type this reader does not
+ * know decodes as an opaque record (types.ts) with any JSON body, not as corrupt: it is a newer
+ * writer's, not damage, and refusing it would stop every open, read and check of its step.
  */
 export function decodeMsg(msg: StoredMsg | RawJournalMsg): JournalRecord {
   const [, runId = '', stepId = ''] = msg.subject.split('.');
   const h = msg.header;
   const num = (name: string) => Number(h?.get(name) || '0');
-  const type = (h?.get(HEADER.type) ?? 'entry') as RecordType;
+  const type = h?.get(HEADER.type) || 'entry';
   const task: Task = {
     runId,
     stepId,
@@ -72,28 +116,59 @@ export function decodeMsg(msg: StoredMsg | RawJournalMsg): JournalRecord {
   const nonce = h?.get(HEADER.nonce);
   if (nonce) task.dispatchNonce = nonce;
   const text = new TextDecoder().decode(msg.data);
-  let data: Json | Commit = null;
+  let body: Json = null;
   if (text !== '') {
     try {
-      data = JSON.parse(text) as Json;
+      body = JSON.parse(text);
     } catch (err) {
       throw new CorruptRecordError(msg.subject, msg.seq, { cause: err });
     }
   }
-  if (type === 'commit' && data && typeof data === 'object' && !Array.isArray(data)) {
-    const body = data as Record<string, Json>;
-    data = { ...body, state: typeof body.state === 'string' ? fromBase64(body.state) : undefined } as Commit;
-    if ((data as Commit).state === undefined) delete (data as Commit).state;
-  }
   const expected = h?.get('Nats-Expected-Last-Subject-Sequence');
-  return {
+  const head: RecordHead = {
     seq: msg.seq,
     time: msg.time.toISOString(),
-    type,
     task,
     index: num(HEADER.index),
-    data,
     expectedSeq: expected ? Number(expected) : null,
     msgId: h?.get('Nats-Msg-Id') || null,
   };
+  try {
+    return typed(type, body, head);
+  } catch (err) {
+    if (err instanceof BodyShapeError) {
+      throw new CorruptRecordError(msg.subject, msg.seq, { type, detail: err.detail });
+    }
+    throw err;
+  }
+}
+
+/** The record of `type` with `body`, once the body is checked to be that type's. */
+function typed(type: string, body: Json, head: RecordHead): JournalRecord {
+  switch (type) {
+    case 'claim':
+      assertClaimBody(body);
+      return { ...head, type, data: body };
+    case 'entry':
+      return { ...head, type, data: body };
+    case 'model.response':
+      assertModelResponseBody(body);
+      return { ...head, type, data: body };
+    case 'tool.intent':
+      assertToolIntentBody(body);
+      return { ...head, type, data: body };
+    case 'tool.result':
+      assertToolResultBody(body);
+      return { ...head, type, data: body };
+    case 'pause':
+      assertPauseBody(body);
+      return { ...head, type, data: body };
+    case 'input.placed':
+      assertInputPlacedBody(body);
+      return { ...head, type, data: body };
+    case 'commit':
+      return { ...head, type, data: commitFromStored(body) };
+    default:
+      return { ...head, type: 'opaque', storedType: type, data: body };
+  }
 }

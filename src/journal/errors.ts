@@ -86,17 +86,27 @@ export class JournalUnavailableError extends JournalTransportError {
 }
 
 /**
- * A stored record that cannot be decoded (its body is not JSON): written by something other
- * than a journal writer, or damaged. Reading the step stops here; `check()` reports it as a
- * violation instead.
+ * A stored record that cannot be decoded: its body is not JSON, or not of its type's shape (a
+ * tool.result without a string `key`, a commit whose action is not one of the three, …).
+ * Written by something other than a journal writer, or damaged. Reading the step stops here;
+ * `check()` reports it as a violation instead, in the words of `finding`.
  */
 export class CorruptRecordError extends JournalError {
+  /** What is wrong with the record, after "seq N": "has a body that is not JSON", … */
+  readonly finding: string;
+
   constructor(
     readonly subject: string,
     readonly seq: number,
-    options?: { cause?: unknown },
+    /** `type` and `detail` (bodies.ts) when the body is JSON of the wrong shape. */
+    options: { cause?: unknown; type?: string; detail?: string } = {},
   ) {
-    super(`journal: record ${seq} on ${subject} is corrupt: its body is not JSON`, options);
+    const { type, detail } = options;
+    super(
+      `journal: record ${seq} on ${subject} is corrupt: ${detail === undefined ? 'its body is not JSON' : `its ${type} body ${detail}`}`,
+      { cause: options.cause },
+    );
+    this.finding = detail === undefined ? 'has a body that is not JSON' : `has a ${type} body that ${detail}`;
   }
 }
 

@@ -20,7 +20,13 @@ export {
   RestartLimitError,
   StaleError,
 } from './errors.js';
-export { DEFAULT_RESTART_LIMIT, Journal, type ModelFn, type OpenOptions } from './journal.js';
+export {
+  type AppendType,
+  DEFAULT_RESTART_LIMIT,
+  Journal,
+  type ModelFn,
+  type OpenOptions,
+} from './journal.js';
 export type { PlacedInput, ReplayMode } from './open.js';
 export { OutcomeUnknownError } from './publish.js';
 export { read } from './read.js';
@@ -29,6 +35,7 @@ export { ScriptedModel } from './scripted-model.js';
 export { ensureJournalStream, JournalStreamMismatchError, type JournalStreamOptions } from './stream.js';
 export type { ToolFn } from './tool.js';
 export {
+  type BodyOf,
   type ClaimBody,
   type Commit,
   type CommitAction,
@@ -39,9 +46,14 @@ export {
   journalSubject,
   type ModelResponseBody,
   msgId,
+  type OpaqueRecord,
   type PauseBody,
+  type RecordBodies,
+  type RecordHead,
+  type RecordOf,
   type RecordType,
   type Replay,
+  storedType,
   type Task,
   type ToolIntentBody,
   type ToolResultBody,

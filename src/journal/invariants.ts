@@ -10,13 +10,13 @@
  * - **in progress**: the newest iteration while its accepted attempt has no commit yet.
  */
 import { compareRank, describeClaim, identityKey } from './claim-rank.js';
-import type { Commit, InputPlacedBody, JournalRecord, ToolIntentBody, ToolResultBody } from './types.js';
+import { type JournalRecord, type RecordOf, storedType } from './types.js';
 
 export interface IterationView {
   iteration: number;
   records: JournalRecord[];
-  accepted: JournalRecord | null;
-  acceptedCommits: JournalRecord[];
+  accepted: RecordOf<'claim'> | null;
+  acceptedCommits: RecordOf<'commit'>[];
 }
 
 export function iterationViews(records: JournalRecord[]): IterationView[] {
@@ -29,13 +29,15 @@ export function iterationViews(records: JournalRecord[]): IterationView[] {
   return [...byIteration.entries()]
     .sort(([a], [b]) => a - b)
     .map(([iteration, list]) => {
-      let accepted: JournalRecord | null = null;
+      let accepted: RecordOf<'claim'> | null = null;
       for (const r of list) {
         if (r.type === 'claim' && (!accepted || compareRank(r.task, accepted.task) > 0)) accepted = r;
       }
-      const acceptedCommits = accepted
-        ? list.filter((r) => r.type === 'commit' && r.task.attempt === accepted.task.attempt)
-        : [];
+      const acceptedCommits: RecordOf<'commit'>[] = [];
+      for (const r of list) {
+        if (accepted && r.type === 'commit' && r.task.attempt === accepted.task.attempt)
+          acceptedCommits.push(r);
+      }
       return { iteration, records: list, accepted, acceptedCommits };
     });
 }
@@ -78,7 +80,7 @@ export function invariant2(records: JournalRecord[]): string[] {
   const claimed = new Set<string>();
   let latest: JournalRecord | null = null;
   for (const r of records) {
-    const what = `seq ${r.seq} (${r.type}, iteration ${r.task.iteration}, ${describeClaim(r.task)})`;
+    const what = `seq ${r.seq} (${storedType(r)}, iteration ${r.task.iteration}, ${describeClaim(r.task)})`;
     if (latest && latest.task.iteration > r.task.iteration) {
       out.push(
         `invariant 2: ${what} follows the claim of iteration ${latest.task.iteration} at seq ${latest.seq}`,
@@ -113,12 +115,14 @@ export function invariant4(views: IterationView[]): string[] {
     const attempt = v.accepted.task.attempt;
     const mine = v.records.filter((r) => r.task.attempt === attempt);
     const results = new Map<string, JournalRecord[]>();
-    for (const r of mine.filter((r) => r.type === 'tool.result')) {
-      const k = callKey(r.data as unknown as ToolResultBody);
+    for (const r of mine) {
+      if (r.type !== 'tool.result') continue;
+      const k = callKey(r.data);
       results.set(k, [...(results.get(k) ?? []), r]);
     }
-    for (const intent of mine.filter((r) => r.type === 'tool.intent')) {
-      const body = (intent.data ?? {}) as unknown as ToolIntentBody;
+    for (const intent of mine) {
+      if (intent.type !== 'tool.intent') continue;
+      const body = intent.data;
       const found = results.get(callKey(body)) ?? [];
       if (found.length === 1) continue;
       const call = `call ${body.call} key ${body.key}`;
@@ -132,15 +136,14 @@ export function invariant4(views: IterationView[]): string[] {
   return out;
 }
 
-// Bodies are read defensively: a planted record may have any body, and Check must still report.
-const callKey = (b: { call: number; key: string } | null) => `${b?.call}\u0000${b?.key}`;
+const callKey = (b: { call: number; key: string }) => `${b.call}\u0000${b.key}`;
 
 /** 5: no request_id is placed twice, in any iteration, by any claim. */
 export function invariant5(records: JournalRecord[]): string[] {
   const placed = new Map<string, JournalRecord[]>();
   for (const r of records) {
     if (r.type !== 'input.placed') continue;
-    const id = String((r.data as unknown as InputPlacedBody | null)?.request_id);
+    const id = r.data.request_id;
     placed.set(id, [...(placed.get(id) ?? []), r]);
   }
   return [...placed.entries()]
@@ -179,7 +182,7 @@ export function invariant6(views: IterationView[], engineIterations?: number): s
 
 /** The action of the iteration's accepted commit (its last, should invariant 1 find several). */
 function acceptedAction(v: IterationView): string | undefined {
-  return (v.acceptedCommits[v.acceptedCommits.length - 1]?.data as Commit | undefined)?.action;
+  return v.acceptedCommits[v.acceptedCommits.length - 1]?.data.action;
 }
 
 /**

@@ -16,7 +16,6 @@ import {
   classify,
   type IterationView,
   type PlacedInput,
-  pauseBody,
   type ReplayMode,
   validateTask,
 } from './open.js';
@@ -24,7 +23,16 @@ import { publishRecord, WrongLastSequenceError } from './publish.js';
 import { readRange, readTail } from './read.js';
 import { ReplayBook, type ToolResult } from './replay.js';
 import { callTool, type ToolFn } from './tool.js';
-import type { Commit, InputPlacedBody, JournalRecord, Json, RecordType, Replay, Task } from './types.js';
+import type {
+  BodyOf,
+  Commit,
+  InputPlacedBody,
+  JournalRecord,
+  Json,
+  RecordType,
+  Replay,
+  Task,
+} from './types.js';
 import { FencedWriter } from './writer.js';
 
 /** Crash-loop guard default: a fourth delivery in a row that finds only bare claims fails the step. */
@@ -43,6 +51,9 @@ export interface OpenOptions {
 }
 
 export type ModelFn = () => Json | Promise<Json>;
+
+/** What `append` writes: every type but the claim and the commit, which have their own calls. */
+export type AppendType = Exclude<RecordType, 'claim' | 'commit'>;
 
 export class Journal {
   readonly #writer: FencedWriter;
@@ -111,10 +122,14 @@ export class Journal {
     throw new RestartLimitError(restarts);
   }
 
-  /** Appends a record (handlers write `entry`); returns its sequence. */
-  async append(type: RecordType, data: Json): Promise<number> {
-    if (type === 'claim' || type === 'commit') {
-      throw new TypeError(`append cannot write a ${type}: use Journal.open or commit()`);
+  /**
+   * Appends a record (handlers write `entry`) with its type's body; returns its sequence. A claim
+   * or a commit, or a body not of the type's shape, is a TypeError (for untyped callers).
+   */
+  async append<T extends AppendType>(type: T, data: BodyOf<T>): Promise<number> {
+    const named: string = type;
+    if (named === 'claim' || named === 'commit') {
+      throw new TypeError(`append cannot write a ${named}: use Journal.open or commit()`);
     }
     assertJson(data, `${type} data`);
     const release = this.#guard.enter(type === 'entry');
@@ -232,7 +247,7 @@ export class Journal {
   /** The pause this delivery resumes, when the iteration's newest record before the claim is one. */
   resume(): { name: string; ok: boolean } {
     const p = this.#view.pause;
-    return p ? { name: pauseBody(p).name, ok: true } : { name: '', ok: false };
+    return p ? { name: p.data.name, ok: true } : { name: '', ok: false };
   }
 
   /**
@@ -247,7 +262,7 @@ export class Journal {
   pauseRemainingMs(now: number): number {
     const p = this.#view.pause;
     if (!p) return 0;
-    const { duration_ms } = pauseBody(p);
+    const { duration_ms } = p.data;
     return Math.min(duration_ms, Math.max(0, Date.parse(p.time) + duration_ms - now));
   }
 

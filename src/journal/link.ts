@@ -70,14 +70,15 @@ export function watchLink(nc: NatsConnection): void {
 }
 
 function linkOf(js: JetStreamClient | NatsConnection): Link | null {
-  const nc = isConnection(js) ? js : (js as unknown as { nc?: NatsConnection }).nc;
-  if (!nc || typeof nc.status !== 'function') return null;
+  const nc = isConnection(js) ? js : 'nc' in js && isConnection(js.nc) ? js.nc : null;
+  if (!nc) return null;
   watchLink(nc);
   return links.get(nc)!;
 }
 
-function isConnection(x: JetStreamClient | NatsConnection): x is NatsConnection {
-  return typeof (x as NatsConnection).status === 'function';
+/** A connection is what has a status stream; a JetStream client has none of its own. */
+function isConnection(x: unknown): x is NatsConnection {
+  return typeof x === 'object' && x !== null && 'status' in x && typeof x.status === 'function';
 }
 
 /** False only when the connection is known to be down right now. */

@@ -16,7 +16,7 @@ import {
   type Commit,
   type InputPlacedBody,
   type JournalRecord,
-  type PauseBody,
+  type RecordOf,
   type Task,
 } from './types.js';
 
@@ -42,7 +42,7 @@ export interface IterationView {
   /** The state of the last commit of an earlier iteration. */
   state: Uint8Array | null;
   /** The pause this delivery resumes: the newest record of the iteration before the claim. */
-  pause: JournalRecord | null;
+  pause: RecordOf<'pause'> | null;
   restarts: number;
   placed: PlacedInput[];
   mode: ReplayMode;
@@ -65,7 +65,7 @@ export function classify(records: readonly JournalRecord[], task: Task): OpenPla
     tail.task.iteration === task.iteration &&
     tail.task.attempt === task.attempt
   ) {
-    return { kind: 'committed', commit: tail.data as Commit, seq: tail.seq, view: rebuild(records, task) };
+    return { kind: 'committed', commit: tail.data, seq: tail.seq, view: rebuild(records, task) };
   }
   for (const r of records) {
     if (r.type !== 'claim' || r.task.iteration !== task.iteration) continue;
@@ -86,7 +86,7 @@ export function rebuild(records: readonly JournalRecord[], task: Task): Iteratio
 
   let state: Uint8Array | null = null;
   for (const r of records) {
-    if (r.type === 'commit' && r.task.iteration < task.iteration) state = (r.data as Commit).state ?? null;
+    if (r.type === 'commit' && r.task.iteration < task.iteration) state = r.data.state ?? null;
   }
 
   const newest = mine.at(-1);
@@ -120,15 +120,11 @@ function restartsAtTail(records: readonly JournalRecord[], iteration: number): n
   return count;
 }
 
-export function placedInput(r: JournalRecord): PlacedInput {
-  const body = r.data as unknown as InputPlacedBody;
+export function placedInput(r: RecordOf<'input.placed'>): PlacedInput {
+  const body = r.data;
   const placed: PlacedInput = { requestId: body.request_id, mode: body.mode, iteration: r.task.iteration };
   if (body.content !== undefined) placed.content = body.content;
   return placed;
-}
-
-export function pauseBody(r: JournalRecord): PauseBody {
-  return r.data as unknown as PauseBody;
 }
 
 /** The claim body in Go's field order; the nonce and an unknown stream_seq are omitted (omitempty). */

@@ -21,11 +21,14 @@ import type {
   JournalRecord,
   Json,
   ModelResponseBody,
+  RecordOf,
   Replay,
   Task,
   ToolIntentBody,
   ToolResultBody,
 } from './types.js';
+
+type IntentRecord = RecordOf<'tool.intent'>;
 
 /** One tool invocation: the handler sets `name` and `input`; the journal sets `call` and `key`. */
 export interface ToolCall {
@@ -59,11 +62,11 @@ export class ReplayBook {
   readonly #records: readonly JournalRecord[];
   readonly #epoch: readonly JournalRecord[];
   /** Earlier attempts' unsafe intents, one per signature (key, name, input), in journal order. */
-  readonly #candidates = new Map<string, JournalRecord>();
+  readonly #candidates = new Map<string, IntentRecord>();
   /** Signatures of the candidates this attempt has honoured. */
   readonly #honoured = new Set<string>();
   /** This attempt's honour records, each with the earlier intent it answers for. */
-  readonly #honourOf = new Map<JournalRecord, JournalRecord>();
+  readonly #honourOf = new Map<IntentRecord, IntentRecord>();
 
   constructor(task: Task, records: readonly JournalRecord[], epoch: readonly JournalRecord[]) {
     this.#task = task;
@@ -71,16 +74,16 @@ export class ReplayBook {
     this.#epoch = epoch;
     const inEpoch = new Set(epoch);
     for (const r of records) {
-      if (r.type !== 'tool.intent' || inEpoch.has(r) || intentBody(r).replay !== 'unsafe') continue;
+      if (r.type !== 'tool.intent' || inEpoch.has(r) || r.data.replay !== 'unsafe') continue;
       // An honour record repeats its original's key and content, so one signature is one call.
-      const sig = signature(intentBody(r));
+      const sig = signature(r.data);
       if (!this.#candidates.has(sig)) this.#candidates.set(sig, r);
     }
     // Replays how the previous holders of this attempt matched: each of their intents took the
     // first candidate of its signature not yet taken; the others ran fresh.
     for (const r of epoch) {
       if (r.type !== 'tool.intent') continue;
-      const sig = signature(intentBody(r));
+      const sig = signature(r.data);
       const original = this.#candidates.get(sig);
       if (original && !this.#honoured.has(sig)) {
         this.#honoured.add(sig);
@@ -91,10 +94,8 @@ export class ReplayBook {
 
   /** The model response this attempt recorded at position `call`, if any. */
   modelResponse(call: number): ModelResponseBody | undefined {
-    const r = this.#epoch.find(
-      (x) => x.type === 'model.response' && (x.data as unknown as ModelResponseBody).call === call,
-    );
-    return r?.data as unknown as ModelResponseBody | undefined;
+    for (const r of this.#epoch) if (r.type === 'model.response' && r.data.call === call) return r.data;
+    return undefined;
   }
 
   /** Records that this handle honoured an earlier call, so no later call honours it again. */
@@ -104,9 +105,9 @@ export class ReplayBook {
 
   planTool(call: number, name: string, input: Json | undefined, replay: Replay): ToolPlan {
     const key = toolKey(this.#task, call);
-    const recorded = this.#epoch.find((r) => r.type === 'tool.intent' && intentBody(r).call === call);
+    const recorded = this.#intentAt(call);
     if (recorded) {
-      const intent = intentBody(recorded);
+      const intent = recorded.data;
       if (intent.name !== name || canonicalJson(intent.input) !== canonicalJson(input)) {
         throw new ReplayMismatchError(
           `tool call ${call} was recorded as ${describe(intent.name, intent.input)}, replayed as ${describe(name, input)}`,
@@ -122,51 +123,57 @@ export class ReplayBook {
     }
     const wanted = canonicalJson(input);
     const honour = [...this.#candidates].find(([sig, c]) => {
-      const body = intentBody(c);
+      const body = c.data;
       return body.name === name && canonicalJson(body.input) === wanted && !this.#honoured.has(sig);
     })?.[1];
     if (!honour) return { kind: 'fresh' };
-    const earlier = intentBody(honour);
+    const earlier = honour.data;
     const intent: ToolIntentBody = { name, call, key: earlier.key, replay: 'unsafe' };
     if (input !== undefined) intent.input = input;
     return { kind: 'answer', intent, result: this.#answerFrom(honour, call) };
   }
 
+  /** The intent this attempt recorded at position `call`, if any. */
+  #intentAt(call: number): IntentRecord | undefined {
+    for (const r of this.#epoch) if (r.type === 'tool.intent' && r.data.call === call) return r;
+    return undefined;
+  }
+
   /** The result recorded for an intent: same attempt, same call position, same key, after it. */
-  #resultOf(intent: JournalRecord): ToolResult | undefined {
-    const body = intentBody(intent);
-    const r = this.#records.find(
-      (x) =>
+  #resultOf(intent: IntentRecord): ToolResult | undefined {
+    const { call, key } = intent.data;
+    for (const x of this.#records) {
+      if (
         x.seq > intent.seq &&
         x.type === 'tool.result' &&
         x.task.attempt === intent.task.attempt &&
-        (x.data as unknown as ToolResultBody).call === body.call &&
-        (x.data as unknown as ToolResultBody).key === body.key,
-    );
-    return r ? { ...(r.data as unknown as ToolResultBody) } : undefined;
+        x.data.call === call &&
+        x.data.key === key
+      ) {
+        return { ...x.data };
+      }
+    }
+    return undefined;
   }
 
   /** An earlier call's outcome, restated at position `call` under the earlier call's key. */
-  #answerFrom(earlierIntent: JournalRecord, call: number): ToolResult {
-    const { key } = intentBody(earlierIntent);
+  #answerFrom(earlierIntent: IntentRecord, call: number): ToolResult {
+    const { key } = earlierIntent.data;
     const result = this.#resultOf(earlierIntent);
     if (result) return { ...result, call, key };
     return this.#interrupted(earlierIntent, call, key);
   }
 
   /** The entries the intent's writer appended after it, while the tool ran. */
-  #interrupted(intent: JournalRecord, call: number, key: string): ToolResult {
-    const partial: Json[] = this.#records
-      .filter(
-        (r) => r.seq > intent.seq && r.type === 'entry' && identityKey(r.task) === identityKey(intent.task),
-      )
-      .map((r) => r.data as Json);
+  #interrupted(intent: IntentRecord, call: number, key: string): ToolResult {
+    const partial: Json[] = [];
+    for (const r of this.#records) {
+      if (r.seq > intent.seq && r.type === 'entry' && identityKey(r.task) === identityKey(intent.task)) {
+        partial.push(r.data);
+      }
+    }
     return { call, key, error: ERR_INTERRUPTED, interrupted: true, partial };
   }
-}
-
-function intentBody(r: JournalRecord): ToolIntentBody {
-  return r.data as unknown as ToolIntentBody;
 }
 
 function signature(intent: Pick<ToolIntentBody, 'key' | 'name' | 'input'>): string {

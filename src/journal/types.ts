@@ -43,58 +43,50 @@ export interface Task {
   streamSeq?: number;
 }
 
-export type RecordType =
-  | 'claim'
-  | 'entry'
-  | 'model.response'
-  | 'tool.intent'
-  | 'tool.result'
-  | 'pause'
-  | 'input.placed'
-  | 'commit';
-
 /** Any JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-export interface ClaimBody {
+// The bodies are type aliases, not interfaces, so that each (the commit aside, whose state is
+// bytes) is itself a `Json` value and travels as one without a conversion.
+export type ClaimBody = {
   iteration: number;
   attempt: number;
   dispatch_nonce?: string;
   delivered: number;
   stream_seq?: number;
-}
-export interface ModelResponseBody {
+};
+export type ModelResponseBody = {
   call: number;
   output?: Json;
-}
+};
 export type Replay = 'safe' | 'unsafe';
-export interface ToolIntentBody {
+export type ToolIntentBody = {
   name: string;
   input?: Json;
   call: number;
   key: string;
   replay: Replay;
-}
-export interface ToolResultBody {
+};
+export type ToolResultBody = {
   call: number;
   key: string;
   output?: Json;
   error?: string;
   interrupted?: boolean;
   partial?: Json;
-}
-export interface PauseBody {
+};
+export type PauseBody = {
   name: string;
   duration_ms: number;
-}
-export interface InputPlacedBody {
+};
+export type InputPlacedBody = {
   request_id: string;
   mode: string;
   content?: Json;
-}
+};
 export type CommitAction = 'continue' | 'complete' | 'fail';
 /** `state` is bytes: base64 in the record (Go's `[]byte`), a Uint8Array here. */
-export interface Commit {
+export type Commit = {
   action: CommitAction;
   output?: Json;
   state?: Uint8Array;
@@ -102,21 +94,54 @@ export interface Commit {
   failure_type?: string;
   retry_after_ms?: number;
   wait?: Json;
+};
+
+/** The body each record type carries: `entry` is the handler's own JSON, the rest the SDK's. */
+export interface RecordBodies {
+  claim: ClaimBody;
+  entry: Json;
+  'model.response': ModelResponseBody;
+  'tool.intent': ToolIntentBody;
+  'tool.result': ToolResultBody;
+  pause: PauseBody;
+  'input.placed': InputPlacedBody;
+  commit: Commit;
 }
 
-/** One decoded record. */
-export interface JournalRecord {
+/** The record types a writer writes (the `Dagnats-Journal-Type` header). */
+export type RecordType = keyof RecordBodies;
+export type BodyOf<T extends RecordType> = RecordBodies[T];
+
+/** What every decoded record has besides its type and body. */
+export interface RecordHead {
   /** Stream sequence: the record's position and the readers' cursor. */
   seq: number;
   time: string;
-  type: RecordType;
   task: Task;
   index: number;
-  /** The decoded body (`commit.state` decoded from base64). */
-  data: Json | Commit;
   /** The expected last-subject-sequence the record was written under, when stored. */
   expectedSeq: number | null;
   msgId: string | null;
+}
+
+/** A decoded record of type `T`: its body has been checked to be `BodyOf<T>` (codec.ts). */
+export type RecordOf<T extends RecordType> = RecordHead & { type: T; data: BodyOf<T> };
+
+/**
+ * A record whose `Dagnats-Journal-Type` this reader does not know, kept as it is: a newer
+ * writer (Go or TypeScript) may add a type, and a step holding one must stay readable, open to
+ * replay and checkable — as it was before bodies were checked. Its type travels in
+ * `storedType`; the readers treat it like any record that is not theirs (an entry by
+ * another name), and the wire shows it under its stored type.
+ */
+export type OpaqueRecord = RecordHead & { type: 'opaque'; storedType: string; data: Json };
+
+/** One decoded record: narrow on `type` to read its body (`if (r.type === 'tool.result') r.data.key`). */
+export type JournalRecord = { [T in RecordType]: RecordOf<T> }[RecordType] | OpaqueRecord;
+
+/** The type a record was stored under (an opaque record's own header value). */
+export function storedType(r: JournalRecord): string {
+  return r.type === 'opaque' ? r.storedType : r.type;
 }
 
 /** `journal.{run}.{step}`: run and step must each be a single NATS subject token. */

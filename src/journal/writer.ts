@@ -14,28 +14,10 @@ import { encodeBody } from './codec.js';
 import { CommittedError, FencedError, JournalTransportError } from './errors.js';
 import { OutcomeUnknownError, publishRecord, WrongLastSequenceError } from './publish.js';
 import { readRange, readTail } from './read.js';
-import type {
-  Commit,
-  InputPlacedBody,
-  JournalRecord,
-  Json,
-  ModelResponseBody,
-  PauseBody,
-  RecordType,
-  Task,
-  ToolIntentBody,
-  ToolResultBody,
-} from './types.js';
+import type { BodyOf, Commit, JournalRecord, RecordType, Task } from './types.js';
 
-/** What a record's body may be: free JSON (entries) or one of the SDK's record bodies. */
-export type RecordBody =
-  | Json
-  | Commit
-  | ModelResponseBody
-  | ToolIntentBody
-  | ToolResultBody
-  | PauseBody
-  | InputPlacedBody;
+/** What a writer writes after its claim: every type but the claim (Journal.open writes it). */
+export type WrittenType = Exclude<RecordType, 'claim'>;
 
 /** Re-reads after a 10071 before giving up: each one means the journal moved under us. */
 export const MAX_REREADS = 5;
@@ -86,9 +68,10 @@ export class FencedWriter {
     return seq;
   }
 
-  async write(type: RecordType, data: RecordBody): Promise<number> {
+  /** Appends one record of `type`, whose body must be that type's (encodeBody checks it too). */
+  async write<T extends WrittenType>(type: T, data: BodyOf<T>): Promise<number> {
     this.assertWritable();
-    const body = encodeBody(type, data as Json | Commit);
+    const body = encodeBody(type, data);
     for (let reread = 0; ; reread++) {
       try {
         const ack = await publishRecord(this.js, this.task, type, body, this.#index, this.#seq);

@@ -12,7 +12,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/handle.js';
-import type { Commit, JournalRecord, Json, ModelResponseBody } from '../journal/types.js';
+import type { Commit, JournalRecord, Json } from '../journal/types.js';
 import { type ResponseBlock, settleTurn, startTurn, type ToolJudge, type TurnResult } from '../loop/index.js';
 import { complete, type Item } from '../queue/index.js';
 import { allCalls, listEvents, type Session, type SessionEvent } from '../sessions/index.js';
@@ -112,14 +112,16 @@ async function think(
       tools: toolDefinitions(tools),
       max_tokens: MAX_TOKENS,
     };
-    const response = (await durable(
-      async () =>
-        (await deps.model.create(request, {
-          sessionId: session.id,
-          callIndex: responses.size,
-          signal,
-        })) as unknown as Json,
-    )) as unknown as ModelResponse;
+    const response = recordedResponse(
+      await durable(
+        async () =>
+          (await deps.model.create(request, {
+            sessionId: session.id,
+            callIndex: responses.size,
+            signal,
+          })) as unknown as Json,
+      ),
+    );
     return {
       kind: 'response',
       inputSeq,
@@ -149,13 +151,26 @@ export function recordedTurns(
     const it = r.task.iteration;
     if (it >= current) continue;
     if (r.type === 'model.response' && !responses.has(it)) {
-      responses.set(it, (r.data as unknown as ModelResponseBody).output as unknown as ModelResponse);
+      responses.set(it, recordedResponse(r.data.output));
     } else if (r.type === 'commit') {
-      const output = (r.data as Commit).output as { inputSeq?: number } | undefined;
-      if (typeof output?.inputSeq === 'number') inputs.set(it, output.inputSeq);
+      const output = r.data.output;
+      if (isJsonObject(output) && typeof output.inputSeq === 'number') inputs.set(it, output.inputSeq);
     }
   }
   return { responses, inputs };
+}
+
+/**
+ * A response as the journal keeps it (JSON) read back as the SDK's type. Only `think` records
+ * model responses in these journals, and what it records is the ModelResponse the model
+ * answered, so this is the one place that JSON becomes a ModelResponse again.
+ */
+function recordedResponse(output: Json | undefined): ModelResponse {
+  return output as unknown as ModelResponse;
+}
+
+function isJsonObject(value: Json | undefined): value is { [key: string]: Json } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -11,7 +11,7 @@ import { read } from '../../src/journal/read.js';
 import { ensureJournalStream, type JournalStreamOptions } from '../../src/journal/stream.js';
 import type { ToolFn } from '../../src/journal/tool.js';
 import {
-  type Commit,
+  type BodyOf,
   JOURNAL_STREAM,
   type Json,
   journalSubject,
@@ -51,11 +51,11 @@ export async function provisionJournal(nats: NatsServer, options: JournalStreamO
  * Publishes one record exactly as the writer would (headers, body, msg id), with `expected` as
  * the fence (null: unfenced). Plants records of writers that are not under test.
  */
-export function rawPublish(
+export function rawPublish<T extends RecordType>(
   js: JetStreamClient,
   task: Task,
-  type: RecordType,
-  body: Json | Commit | Uint8Array,
+  type: T,
+  body: BodyOf<T> | Uint8Array,
   index: number,
   expected: number | null,
 ): Promise<PubAck> {

@@ -6,8 +6,8 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { encodeBody, recordHeaders } from '../../src/journal/codec.js';
 import {
+  type BodyOf,
   type Commit,
-  type Json,
   journalSubject,
   msgId,
   type RecordType,
@@ -23,7 +23,12 @@ export interface RawJournal {
   /** The seq of the last record on the subject, as the writer tracks it. */
   readonly tail: number;
   /** Publishes one record under `task` and returns its seq; `unfenced` leaves out the fence. */
-  write(type: RecordType, task: Task, body: Json | Commit, options?: { unfenced?: boolean }): Promise<number>;
+  write<T extends RecordType>(
+    type: T,
+    task: Task,
+    body: BodyOf<T>,
+    options?: { unfenced?: boolean },
+  ): Promise<number>;
   /** The claim record of `task` (index 0 of its claim). */
   claim(task: Task, options?: { unfenced?: boolean }): Promise<number>;
   commit(task: Task, commit: Commit): Promise<number>;

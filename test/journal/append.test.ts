@@ -176,7 +176,15 @@ describe('Journal.append: the fenced write', () => {
     await j.append('entry', { after: 'older' });
     expect(j.fenced()).toBe(false);
 
-    await rawPublish(js, taskOf(run, { iteration: 2 }), 'claim', {}, 0, j.seq());
+    const later = taskOf(run, { iteration: 2 });
+    await rawPublish(
+      js,
+      later,
+      'claim',
+      { iteration: 2, attempt: later.attempt, delivered: later.delivered },
+      0,
+      j.seq(),
+    );
     await expect(j.append('entry', { after: 'later' })).rejects.toThrow(FencedError);
     expect((await read(js, run, STEP)).filter((r) => r.seq > older.seq).map((r) => r.task.iteration)).toEqual(
       [1, 2],
@@ -265,7 +273,10 @@ describe('Journal.append: the fenced write', () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const j = await Journal.open(js, taskOf(run));
+    // The types refuse both as well; an untyped caller meets the same refusal at run time.
+    // @ts-expect-error a claim is Journal.open's to write
     await expect(j.append('claim', {})).rejects.toThrow(TypeError);
+    // @ts-expect-error a commit is commit()'s to write
     await expect(j.append('commit', { action: 'fail' })).rejects.toThrow(TypeError);
     await expect(j.append('entry', { n: Number.NaN })).rejects.toThrow(TypeError);
     await expect(j.append('entry', new Map() as never)).rejects.toThrow(TypeError);

@@ -3,6 +3,7 @@ import { ConcurrentUseError, FencedError, ReplayMismatchError } from '../../src/
 import { Journal } from '../../src/journal/journal.js';
 import { read } from '../../src/journal/read.js';
 import type { ToolCall } from '../../src/journal/replay.js';
+import type { ToolIntentBody } from '../../src/journal/types.js';
 import {
   connectJs,
   countingTool,
@@ -437,7 +438,7 @@ describe('Journal.tool: durable tool calls', () => {
     const a2d1t = taskOf(run, { attempt: 2, streamSeq: 20 });
     const a2d1 = await Journal.open(js, a2d1t);
     // Attempt 2 wrote the honour's intent and crashed before its result.
-    const honour = { name: 'send', input: 'x', call: 0, key: key(0), replay: 'unsafe' };
+    const honour: ToolIntentBody = { name: 'send', input: 'x', call: 0, key: key(0), replay: 'unsafe' };
     await rawPublish(js, a2d1t, 'tool.intent', honour, 1, a2d1.seq());
 
     const a2d2 = await Journal.open(js, taskOf(run, { attempt: 2, streamSeq: 20, delivered: 2 }));

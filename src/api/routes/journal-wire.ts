@@ -5,26 +5,28 @@
 import { z } from 'zod';
 import { toBase64 } from '../../base64.js';
 import type { CheckReport } from '../../journal/check.js';
-import type { Commit, JournalRecord } from '../../journal/types.js';
+import { type JournalRecord, type Json, storedType } from '../../journal/types.js';
 
 export function toWireRecord(r: JournalRecord) {
-  let data: unknown = r.data;
-  if (r.type === 'commit') {
-    const { state, ...rest } = r.data as Commit;
-    data = state === undefined ? rest : { ...rest, state: toBase64(state) };
-  }
   return {
     seq: r.seq,
     time: r.time,
-    type: r.type,
+    type: storedType(r),
     iteration: r.task.iteration,
     attempt: r.task.attempt,
     delivered: r.task.delivered,
     stream_seq: r.task.streamSeq ?? 0,
     dispatch_nonce: r.task.dispatchNonce ?? null,
     index: r.index,
-    data,
+    data: wireBody(r),
   };
+}
+
+/** The body as it was stored: a commit's state back to its base64 text. */
+function wireBody(r: JournalRecord): Json {
+  if (r.type !== 'commit') return r.data;
+  const { state, ...rest } = r.data;
+  return state === undefined ? rest : { ...rest, state: toBase64(state) };
 }
 
 /** A record as the journal routes answer it. */

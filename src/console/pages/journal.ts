@@ -1,6 +1,7 @@
 import { html } from 'hono/html';
 import type { WireRecord, WireReport } from '../../api/routes/journal-wire.js';
 import { compareRank, identityKey } from '../../journal/claim-rank.js';
+import type { Json } from '../../journal/types.js';
 import { consoleHref, type Html, page, table, when } from '../html.js';
 
 const stepHref = (run: string, step: string) =>
@@ -78,13 +79,9 @@ export function markRecords(records: WireRecord[]): RecordMarks {
   const stale = new Set(
     records.filter((r) => r.type !== 'claim' && fencedIds.has(identity(r))).map((r) => r.seq),
   );
-  const answered = new Set(
-    records.filter((r) => r.type === 'tool.result').map((r) => (r.data as { key?: string }).key),
-  );
+  const answered = new Set(records.filter((r) => r.type === 'tool.result').map((r) => field(r.data, 'key')));
   const unanswered = new Set(
-    records
-      .filter((r) => r.type === 'tool.intent' && !answered.has((r.data as { key?: string }).key))
-      .map((r) => r.seq),
+    records.filter((r) => r.type === 'tool.intent' && !answered.has(field(r.data, 'key'))).map((r) => r.seq),
   );
   return { fencedBy, stale, unanswered };
 }
@@ -94,23 +91,31 @@ function tags(r: WireRecord, marks: RecordMarks): Html[] {
   const fencer = marks.fencedBy.get(r.seq);
   if (fencer !== undefined) out.push(html`<span class="tag">fenced by seq ${fencer}</span>`);
   if (marks.stale.has(r.seq)) out.push(html`<span class="tag">written under a fenced claim</span>`);
-  if (r.type === 'tool.result' && (r.data as { interrupted?: boolean }).interrupted)
+  if (r.type === 'tool.result' && field(r.data, 'interrupted'))
     out.push(html`<span class="tag">interrupted</span>`);
   if (marks.unanswered.has(r.seq)) out.push(html`<span class="tag">no result</span>`);
   return out;
 }
 
+/**
+ * A field of a record body as the API sent it; undefined when the body is not an object. The
+ * page reads what it is given and only displays it, so it looks rather than trusts.
+ */
+function field(data: Json, name: string): Json | undefined {
+  return typeof data === 'object' && data !== null && !Array.isArray(data) ? data[name] : undefined;
+}
+
 function summary(r: WireRecord): string {
-  const d = (r.data ?? {}) as Record<string, unknown>;
+  const d = (name: string) => String(field(r.data, name));
   switch (r.type) {
     case 'tool.intent':
-      return `${String(d.name)} call ${String(d.call)} (${String(d.replay)})`;
+      return `${d('name')} call ${d('call')} (${d('replay')})`;
     case 'tool.result':
-      return `call ${String(d.call)}${d.error ? `: error ${String(d.error)}` : ''}`;
+      return `call ${d('call')}${field(r.data, 'error') ? `: error ${d('error')}` : ''}`;
     case 'commit':
-      return String(d.action);
+      return d('action');
     case 'model.response':
-      return `call ${String(d.call)}`;
+      return `call ${d('call')}`;
     default:
       return '';
   }
@@ -130,7 +135,7 @@ export function journalStepPage(v: StepView): Html {
   const marks = markRecords(v.records);
   const rowClass = (r: WireRecord) => {
     if (marks.fencedBy.has(r.seq) || marks.stale.has(r.seq)) return 'fenced';
-    if (r.type === 'tool.result' && (r.data as { interrupted?: boolean }).interrupted) return 'interrupted';
+    if (r.type === 'tool.result' && field(r.data, 'interrupted')) return 'interrupted';
     return '';
   };
   return page(
