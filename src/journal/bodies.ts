@@ -133,16 +133,18 @@ function assertStoredCommit(value: unknown): asserts value is StoredCommit {
   if (o.state !== null) may(o, 'state', { test: TEXT.test, what: 'base64 text' });
 }
 
-/** The commit a stored body holds, its state decoded from base64. */
+/** The commit a stored body holds, its state decoded from base64 (in its place: same key order). */
 export function commitFromStored(value: unknown): Commit {
   assertStoredCommit(value);
   const { state, ...rest } = value;
   if (state === undefined || state === null) return rest;
+  let bytes: Uint8Array;
   try {
-    return { ...rest, state: fromBase64(state) };
+    bytes = fromBase64(state);
   } catch {
     throw new BodyShapeError(`needs "state" to be base64 text (found ${found(state)})`);
   }
+  return { ...value, state: bytes };
 }
 
 function assertCommit(value: unknown): asserts value is Commit {

@@ -52,7 +52,11 @@ const STORED: { readonly [T in RecordType]: (body: BodyOf<T>) => unknown } = {
   'tool.result': same,
   pause: same,
   'input.placed': same,
-  commit: ({ state, ...rest }) => (state === undefined ? rest : { ...rest, state: toBase64(state) }),
+  // The state keeps its place among the fields, so a body in Go's field order is stored in it.
+  commit: (commit) => {
+    const { state, ...rest } = commit;
+    return state === undefined ? rest : { ...commit, state: toBase64(state) };
+  },
 };
 
 /**
@@ -95,10 +99,11 @@ export function fromJsMsg(m: JsMsg): RawJournalMsg {
  * A body that is not JSON, or not of its type's shape, throws `CorruptRecordError`: no writer of
  * ours stores one, so it names the record rather than passing on a parser's message.
  *
- * The type is the `Dagnats-Journal-Type` header; a message without one is an `entry`, as Go
- * reads it (an absent header and an empty one are the same there). A type this reader does not
- * know decodes as an opaque record (types.ts) with any JSON body, not as corrupt: it is a newer
- * writer's, not damage, and refusing it would stop every open, read and check of its step.
+ * The type is the `Dagnats-Journal-Type` header; a message without one is an `entry`, whether it
+ * has no headers at all or only others (the client's `get` answers '' for an absent header, so an
+ * empty one reads the same). A type this reader does not know decodes as an opaque record
+ * (types.ts) with any JSON body, not as corrupt: it is a newer writer's, not damage, and refusing
+ * it would stop every open, read and check of its step.
  */
 export function decodeMsg(msg: StoredMsg | RawJournalMsg): JournalRecord {
   const [, runId = '', stepId = ''] = msg.subject.split('.');

@@ -130,9 +130,9 @@ export type RecordOf<T extends RecordType> = RecordHead & { type: T; data: BodyO
 /**
  * A record whose `Dagnats-Journal-Type` this reader does not know, kept as it is: a newer
  * writer (Go or TypeScript) may add a type, and a step holding one must stay readable, open to
- * replay and checkable — as it was before bodies were checked. Its type travels in
- * `storedType`; the readers treat it like any record that is not theirs (an entry by
- * another name), and the wire shows it under its stored type.
+ * replay and checkable. Its type travels in `storedType` (the wire shows it under that name);
+ * replay passes over it — it answers no call and is no tool's progress — and check() holds it
+ * to what every record keeps (its claim before it, the fence chain).
  */
 export type OpaqueRecord = RecordHead & { type: 'opaque'; storedType: string; data: Json };
 

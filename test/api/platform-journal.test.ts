@@ -1,8 +1,10 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { JournalDeps } from '../../src/api/types.js';
+import { recordHeaders } from '../../src/journal/codec.js';
 import { read } from '../../src/journal/read.js';
 import { ensureJournalStream } from '../../src/journal/stream.js';
+import { HEADER } from '../../src/journal/types.js';
 import { apiKey, environmentWithKey, testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { useNatsServer } from '../helpers/nats.js';
@@ -243,6 +245,55 @@ describe('GET /v1/platform/runs/{run}/steps/{step}/journal and /runs/{run}/check
     expect(body.error.message).toContain(`record ${bad.seq} on journal.pg8.agent`);
     const report = (await (await get('/runs/pg8/check')).json()) as { ok: boolean };
     expect(report.ok).toBe(false);
+  });
+
+  it('a record of a type the server does not know is served under its stored type and checked, never a 5xx', async () => {
+    const { get } = await setup();
+    const w = rawJournal(journal.js, 'pg10', 'agent');
+    const t0 = task('pg10', 'agent');
+    await w.claim(t0);
+    // What a newer writer could store: the journal's headers, a type this server has no name for.
+    const headers = recordHeaders('entry', t0, 1);
+    headers.set(HEADER.type, 'checkpoint');
+    const other = await journal.js.publish('journal.pg10.agent', new TextEncoder().encode('{"at":3}'), {
+      headers,
+      expect: { lastSubjectSequence: w.tail },
+    });
+    const res = await get('/runs/pg10/steps/agent/journal');
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as WirePage;
+    expect(page.data[1]).toMatchObject({ seq: other.seq, type: 'checkpoint', index: 1, data: { at: 3 } });
+    const report = (await (await get('/runs/pg10/check')).json()) as { ok: boolean };
+    expect(report.ok).toBe(true);
+  });
+
+  it('a record whose body is JSON of the wrong shape is a 502 naming it, as one that is not JSON is', async () => {
+    const { get } = await setup();
+    const w = rawJournal(journal.js, 'pg11', 'agent');
+    const t0 = task('pg11', 'agent');
+    await w.claim(t0);
+    const bad = await journal.js.publish('journal.pg11.agent', new TextEncoder().encode('{"call":0}'), {
+      headers: recordHeaders('tool.result', t0, 1),
+      expect: { lastSubjectSequence: w.tail },
+    });
+    const res = await get('/runs/pg11/steps/agent/journal');
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { error: { type: string; message: string } };
+    expect(body.error).toEqual({
+      type: 'api_error',
+      message: `journal: record ${bad.seq} on journal.pg11.agent is corrupt: its tool.result body needs "key" to be a string (found none)`,
+    });
+    const report = (await (await get('/runs/pg11/check')).json()) as { ok: boolean; steps: unknown[] };
+    expect(report.steps).toEqual([
+      {
+        step_id: 'agent',
+        records: 2,
+        commits: 0,
+        violations: [
+          `corrupt: seq ${bad.seq} has a tool.result body that needs "key" to be a string (found none)`,
+        ],
+      },
+    ]);
   });
 
   it('while NATS is down both routes answer 503 with retry-after at once, and serve again once it is back', async () => {

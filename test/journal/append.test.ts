@@ -269,6 +269,22 @@ describe('Journal.append: the fenced write', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'commit']);
   });
 
+  it('append and commit refuse a body not of its type’s shape with a TypeError before any I/O, and the handle goes on', async () => {
+    const { js } = await connectJs(nats);
+    const run = uniqueRun();
+    const j = await Journal.open(js, taskOf(run));
+    // Untyped callers only: the types refuse these bodies already.
+    await expect(j.append('tool.result', { call: 0 } as never)).rejects.toThrow(
+      new TypeError('tool.result body needs "key" to be a string (found none)'),
+    );
+    await expect(j.append('pause', { name: 'p', duration_ms: '5' } as never)).rejects.toThrow(TypeError);
+    await expect(j.commit({ action: 'done' } as never)).rejects.toThrow(TypeError);
+    expect(j.committed()).toBeNull();
+    expect(await recordTypes(js, run)).toEqual(['claim']);
+    await j.append('entry', { still: 'writable' });
+    expect(await recordTypes(js, run)).toEqual(['claim', 'entry']);
+  });
+
   it('append refuses claim and commit records and non-JSON data before any I/O', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();

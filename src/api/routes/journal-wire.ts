@@ -26,7 +26,7 @@ export function toWireRecord(r: JournalRecord) {
 function wireBody(r: JournalRecord): Json {
   if (r.type !== 'commit') return r.data;
   const { state, ...rest } = r.data;
-  return state === undefined ? rest : { ...rest, state: toBase64(state) };
+  return state === undefined ? rest : { ...r.data, state: toBase64(state) };
 }
 
 /** A record as the journal routes answer it. */
