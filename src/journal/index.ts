@@ -29,6 +29,7 @@ export {
 } from './journal.js';
 export type { PlacedInput, ReplayMode } from './open.js';
 export { OutcomeUnknownError } from './publish.js';
+export { purgeRun } from './purge.js';
 export { read } from './read.js';
 export type { ToolCall, ToolResult } from './replay.js';
 export { ScriptedModel } from './scripted-model.js';

@@ -107,7 +107,8 @@ export class FencedWriter {
       const last = newer.at(-1);
       if (!last) {
         // 10071 with nothing after our sequence: the subject's tail is behind this writer,
-        // which only a purge does. The fence is gone; do not write through it.
+        // which only a purge or a stream limit dropping its records does. The fence is gone;
+        // do not write through it.
         throw new JournalTransportError(`journal tail is behind sequence ${this.#seq} (purged?)`);
       }
       this.#seq = last.seq;

@@ -35,28 +35,35 @@ describe('Journal.append against the stream limits', () => {
     expect((await read(js, run, STEP)).map((r) => r.type)).toEqual(['claim']);
   });
 
-  it('a full stream surfaces 10077 as a transport error and no older record disappears (27)', async () => {
+  it('a stream at its byte limit drops its oldest records and never refuses an append', async () => {
     await provisionJournal(nats, { maxBytes: 16_384 });
     const { js, nc } = await connectJs(nats);
     const run = uniqueRun();
     const j = await Journal.open(js, taskOf(run));
 
-    let err: unknown;
-    for (let i = 0; i < 100 && !err; i++) {
-      err = await j.append('entry', { i, pad: 'x'.repeat(1_000) }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    }
-    expect(err).toBeInstanceOf(JournalTransportError);
-    expect((err as Error).message).toMatch(/10077/);
-    const records = await read(js, run, STEP);
-    // discard=new: the first record is still the claim, and every entry written is there.
-    expect(records[0]!.type).toBe('claim');
-    expect(records.slice(1).map((r) => (r.data as { i: number }).i)).toEqual(
-      Array.from({ length: records.length - 1 }, (_, i) => i),
-    );
+    // Far past the budget: every append lands.
+    for (let i = 0; i < 100; i++) await j.append('entry', { i, pad: 'x'.repeat(1_000) });
     const info = await (await jetstreamManager(nc)).streams.info(JOURNAL_STREAM);
-    expect(info.state.first_seq).toBe(1);
+    expect(info.state.bytes).toBeLessThanOrEqual(16_384);
+    expect(info.state.first_seq).toBeGreaterThan(1);
+    // What is left is the newest records, in order, ending with the last one written.
+    const kept = (await read(js, run, STEP)).map((r) => (r.data as { i: number }).i);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept).toEqual(Array.from({ length: kept.length }, (_, k) => 100 - kept.length + k));
+  });
+
+  it('a writer whose records the limit dropped refuses to write through the lost fence', async () => {
+    await provisionJournal(nats, { maxBytes: 16_384 });
+    const { js } = await connectJs(nats);
+    const idle = uniqueRun('idle');
+    const j = await Journal.open(js, taskOf(idle));
+    await j.append('entry', { before: true });
+    // Another run fills the stream: every record of the idle run is dropped.
+    const busy = await Journal.open(js, taskOf(uniqueRun('busy')));
+    for (let i = 0; i < 40; i++) await busy.append('entry', { i, pad: 'x'.repeat(1_000) });
+    expect(await read(js, idle, STEP)).toEqual([]);
+
+    await expect(j.append('entry', { after: true })).rejects.toThrow(/behind/);
+    expect(await read(js, idle, STEP)).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { DiscardPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { connectJournal } from '../../src/journal/connect.js';
@@ -7,13 +7,17 @@ import {
   JournalUnavailableError,
   NotProvisionedError,
 } from '../../src/journal/errors.js';
+import { Journal } from '../../src/journal/journal.js';
 import { read } from '../../src/journal/read.js';
 import {
   ensureJournalStream,
   JournalStreamMismatchError,
   journalStreamConfig,
 } from '../../src/journal/stream.js';
+import { recordCount, STEP, taskOf } from '../helpers/journal.js';
 import { useNatsServer } from '../helpers/nats.js';
+
+const DAY_MS = 86_400_000;
 
 describe('journal stream provisioning and connection', () => {
   const nats = useNatsServer();
@@ -23,11 +27,66 @@ describe('journal stream provisioning and connection', () => {
     const js = jetstream(nc);
     await expect(read(js, 'run1', 'step1')).rejects.toThrow(NotProvisionedError);
     const jsm = await jetstreamManager(nc);
-    expect(await ensureJournalStream(jsm)).toEqual({ created: true });
-    expect(await ensureJournalStream(jsm)).toEqual({ created: false });
+    await jsm.streams.delete('AGENT_JOURNAL').catch(() => {});
+    expect(await ensureJournalStream(jsm)).toEqual({ created: true, updated: [] });
+    expect(await ensureJournalStream(jsm)).toEqual({ created: false, updated: [] });
     const info = await jsm.streams.info('AGENT_JOURNAL');
-    expect(info.config).toMatchObject({ allow_direct: false, deny_delete: true, discard: 'new', max_age: 0 });
+    // No limit unless one is given; at a limit the oldest records go, never an append.
+    expect(info.config).toMatchObject({
+      allow_direct: false,
+      deny_delete: true,
+      deny_purge: false,
+      discard: 'old',
+      max_age: 0,
+      max_bytes: -1,
+    });
     expect(await read(js, 'run1', 'step1')).toEqual([]);
+  });
+
+  it('an existing stream is brought to discard old and the given limits in place, keeping every record', async () => {
+    const nc = await nats.connect();
+    const js = jetstream(nc);
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete('AGENT_JOURNAL').catch(() => {});
+    // As streams were provisioned before: discard new, no limits.
+    await jsm.streams.add({ ...journalStreamConfig(), discard: DiscardPolicy.New });
+    const journal = await Journal.open(js, taskOf('kept'));
+    await journal.append('entry', { n: 1 });
+
+    expect(await ensureJournalStream(jsm, { maxAgeMs: 90 * DAY_MS, maxBytes: 1 << 30 })).toEqual({
+      created: false,
+      updated: ['discard', 'max_age', 'max_bytes'],
+    });
+    const info = await jsm.streams.info('AGENT_JOURNAL');
+    expect(info.config).toMatchObject({
+      discard: 'old',
+      max_age: 90 * DAY_MS * 1_000_000,
+      max_bytes: 1 << 30,
+    });
+    expect((await read(js, 'kept', STEP)).map((r) => r.type)).toEqual(['claim', 'entry']);
+    // The handle writes on across the update: the fence is where it was.
+    await journal.append('entry', { n: 2 });
+    expect(await recordCount(js, 'kept')).toBe(3);
+
+    // Without limits, a process leaves another's alone; 0 lifts them.
+    expect(await ensureJournalStream(jsm)).toEqual({ created: false, updated: [] });
+    expect((await jsm.streams.info('AGENT_JOURNAL')).config).toMatchObject({
+      max_age: 90 * DAY_MS * 1_000_000,
+    });
+    expect(await ensureJournalStream(jsm, { maxAgeMs: 0, maxBytes: 0 })).toEqual({
+      created: false,
+      updated: ['max_age', 'max_bytes'],
+    });
+    expect((await jsm.streams.info('AGENT_JOURNAL')).config).toMatchObject({ max_age: 0, max_bytes: -1 });
+  });
+
+  it('refuses an existing stream that denies purges (a deleted session could never be reclaimed)', async () => {
+    const nc = await nats.connect();
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete('AGENT_JOURNAL').catch(() => {});
+    await jsm.streams.add({ ...journalStreamConfig(), deny_purge: true });
+    await expect(ensureJournalStream(jsm)).rejects.toThrow(/deny_purge/);
+    await jsm.streams.delete('AGENT_JOURNAL');
   });
 
   it('refuses an existing stream whose fencing config differs', async () => {
