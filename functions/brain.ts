@@ -19,6 +19,7 @@ import { ensureJournalStream } from '../src/journal/stream.js';
 import { TURN_CHANNEL } from '../src/loop/index.js';
 import type { Model } from '../src/turns/model.js';
 import { modelFromConfig, startBrainLoop, TURNS } from './brain-loop.js';
+import { journalStreamOptions } from './settings.js';
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../drizzle');
 
@@ -81,7 +82,7 @@ async function main(): Promise<void> {
   // Whichever of the brain and the servers starts first applies them (under a lock).
   await migratePg(conn.db, MIGRATIONS, databaseUrl);
   const nc = await connectJournal(natsUrl, { webSocket: WebSocket });
-  await ensureJournalStream(await jetstreamManager(nc), { replicas: config.journalReplicas });
+  await ensureJournalStream(await jetstreamManager(nc), journalStreamOptions(config));
 
   // A session's next turn was enqueued: any slot may take it. After a reconnect a
   // notification may have been missed, so every slot looks.

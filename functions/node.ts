@@ -24,6 +24,7 @@ import { TURN_CHANNEL } from '../src/loop/index.js';
 import { runOnce, WORK_CHANNEL } from '../src/queue/index.js';
 import { SESSION_EVENTS_CHANNEL } from '../src/sessions/index.js';
 import { type BrainLoop, modelFromConfig, startBrainLoop, TURNS } from './brain-loop.js';
+import { housekeepingOptions, journalStreamOptions } from './settings.js';
 import { loadStaticFiles } from './static-files.js';
 import type { Telemetry } from './telemetry.js';
 
@@ -163,7 +164,7 @@ async function openJournal(config: Config): Promise<JournalDeps | null> {
     return null;
   }
   const nc = await connectJournal(config.natsUrl, { webSocket: WebSocket });
-  await ensureJournalStream(await jetstreamManager(nc), { replicas: config.journalReplicas });
+  await ensureJournalStream(await jetstreamManager(nc), journalStreamOptions(config));
   log.info(`journal on ${config.natsUrl}`);
   return { nc, js: jetstream(nc) };
 }
@@ -207,10 +208,15 @@ async function main(): Promise<void> {
 
   // Each run is bounded and safe to overlap with another replica's; 0 leaves it to others.
   let housekeeping: Promise<unknown> = Promise.resolve();
+  let jsm: ReturnType<typeof jetstreamManager> | undefined;
+  const housekeepingDeps = {
+    db: storage.db,
+    journal: journal ? () => (jsm ??= jetstreamManager(journal.nc)) : undefined,
+  };
   const timer =
     config.housekeepingEveryMs > 0
       ? setInterval(() => {
-          housekeeping = runOnce({ db: storage.db }).catch((err: Error) =>
+          housekeeping = runOnce(housekeepingDeps, housekeepingOptions(config)).catch((err: Error) =>
             log.warn('housekeeping', { error: err.message }),
           );
         }, config.housekeepingEveryMs)

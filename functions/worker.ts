@@ -22,13 +22,17 @@
  * isolate resolves (`src/auth/configured-admin-key.ts`). A fresh isolate is the Worker's
  * "next start": it makes a configured key revoked through the API live again.
  */
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { createApp } from '../src/api/app.js';
 import { requestJournal } from '../src/api/request-journal.js';
 import type { ApiDeps } from '../src/api/types.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
 import { connectNeon, type NeonConnection } from '../src/db/drivers/neon.js';
+import { connectJournal } from '../src/journal/connect.js';
 import { runOnce } from '../src/queue/housekeeping.js';
 import { brainTrigger } from './brain-trigger.js';
+import { housekeepingOptions } from './settings.js';
 
 type Env = Record<string, unknown>;
 interface Ctx {
@@ -102,9 +106,23 @@ export default {
   // it before the first one they resolve. A cron run (every minute, often in an isolate that
   // serves no request) would only add a statement, and bring a revoked configured key back
   // when no request has asked for it.
+  // With NATS_URL, the journal purges of deleted sessions run here too, over a connection
+  // opened only when one is due and closed with the run.
   async scheduled(_event: unknown, env: Env, ctx: Ctx): Promise<void> {
-    const conn = open(config(env));
-    const run = runOnce({ db: conn.db }).finally(() => conn.close());
+    const cfg = config(env);
+    const conn = open(cfg);
+    let nats: Promise<NatsConnection> | null = null;
+    const natsUrl = cfg.natsUrl;
+    const journal = natsUrl
+      ? async () => {
+          // Asked for once per run (housekeeping keeps the manager it got).
+          nats = connectJournal(natsUrl, { reconnect: false, name: 'leasehold-housekeeping' });
+          return jetstreamManager(await nats);
+        }
+      : undefined;
+    const run = runOnce({ db: conn.db, journal }, housekeepingOptions(cfg)).finally(() =>
+      Promise.all([conn.close(), nats?.then((nc) => nc.close()).catch(() => {})]),
+    );
     ctx.waitUntil(run);
     await run;
   },

@@ -82,6 +82,24 @@ export interface Config {
    * default 4).
    */
   brainSlots: number;
+  /**
+   * Housekeeping deletes work items stopped longer ago than this (LEASEHOLD_RETAIN_STOPPED_WORK,
+   * default 7 days); 0 keeps them. A stopped item is terminal: nothing reads it but people.
+   */
+  retainStoppedWorkMs: number;
+  /**
+   * Housekeeping deletes API sessions archived longer ago than this, with their logs, tool
+   * calls and work (LEASEHOLD_RETAIN_ARCHIVED_SESSIONS); 0, the default, keeps them: a
+   * session is the user's record, so removing it is the operator's choice.
+   */
+  retainArchivedSessionsMs: number;
+  /**
+   * Limits of the journal stream (LEASEHOLD_JOURNAL_MAX_AGE, LEASEHOLD_JOURNAL_MAX_BYTES), set
+   * when this process provisions it. Null: unset, so an existing stream keeps whatever limits
+   * it has (a process started without them does not undo another's); 0: no limit.
+   */
+  journalMaxAgeMs: number | null;
+  journalMaxBytes: number | null;
 }
 
 export type ModelSetting = { kind: 'scripted'; file: string } | { kind: 'anthropic' };
@@ -89,6 +107,10 @@ export type ModelSetting = { kind: 'scripted'; file: string } | { kind: 'anthrop
 /** Node's default port: the same as `wrangler dev`, so local clients need no change between the two. */
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_DATA_DIR = '.leasehold/data';
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+/** A week: long enough to look into what a stopped item did, short enough to bound the table. */
+export const DEFAULT_RETAIN_STOPPED_WORK_MS = 7 * DAY_MS;
 
 export function parseConfig(raw: Record<string, unknown>): Config {
   const text = (name: string): string | null => {
@@ -158,6 +180,13 @@ export function parseConfig(raw: Record<string, unknown>): Config {
     modelApiKey,
     modelBaseUrl,
     brainSlots: integerIn('LEASEHOLD_BRAIN_SLOTS', text('LEASEHOLD_BRAIN_SLOTS'), 4, 1, 256),
+    retainStoppedWorkMs:
+      duration('LEASEHOLD_RETAIN_STOPPED_WORK', text('LEASEHOLD_RETAIN_STOPPED_WORK')) ??
+      DEFAULT_RETAIN_STOPPED_WORK_MS,
+    retainArchivedSessionsMs:
+      duration('LEASEHOLD_RETAIN_ARCHIVED_SESSIONS', text('LEASEHOLD_RETAIN_ARCHIVED_SESSIONS')) ?? 0,
+    journalMaxAgeMs: duration('LEASEHOLD_JOURNAL_MAX_AGE', text('LEASEHOLD_JOURNAL_MAX_AGE')),
+    journalMaxBytes: byteLimit('LEASEHOLD_JOURNAL_MAX_BYTES', text('LEASEHOLD_JOURNAL_MAX_BYTES')),
   };
 }
 
@@ -193,6 +222,39 @@ function isHttpUrl(value: string): boolean {
 
 function replicas(value: string | null): number {
   return integerIn('LEASEHOLD_JOURNAL_REPLICAS', value, 1, 1, 5);
+}
+
+const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: HOUR_MS, d: DAY_MS };
+
+/**
+ * A retention or age: a whole number with its unit (`45s`, `30m`, `12h`, `7d`), or `0` / `off`
+ * for none; null when unset. At least an hour (a shorter one is a mistyped unit, and would
+ * take rows people are still looking at) and at most ten years.
+ */
+function duration(name: string, value: string | null): number | null {
+  if (value === null) return null;
+  if (value === '0' || value === 'off') return 0;
+  const match = /^(\d{1,9})([smhd])$/.exec(value);
+  const ms = match ? Number(match[1]) * UNIT_MS[match[2]!]! : Number.NaN;
+  if (!(ms >= HOUR_MS && ms <= 3_650 * DAY_MS)) {
+    throw new ConfigError(
+      `${name} must be a duration from 1h to 3650d with its unit (s, m, h or d, e.g. 7d), or off, not ${JSON.stringify(value)}`,
+    );
+  }
+  return ms;
+}
+
+/** A byte budget: a whole number of bytes (at least 1 MiB, one record's largest), `0` / `off` for none. */
+function byteLimit(name: string, value: string | null): number | null {
+  if (value === null) return null;
+  if (value === '0' || value === 'off') return 0;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1024 * 1024 || !Number.isSafeInteger(n)) {
+    throw new ConfigError(
+      `${name} must be a number of bytes from 1048576, or off, not ${JSON.stringify(value)}`,
+    );
+  }
+  return n;
 }
 
 function integerIn(name: string, value: string | null, fallback: number, min: number, max: number): number {

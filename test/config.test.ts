@@ -18,7 +18,49 @@ describe('parseConfig', () => {
       modelApiKey: null,
       modelBaseUrl: null,
       brainSlots: 4,
+      retainStoppedWorkMs: 7 * 86_400_000,
+      retainArchivedSessionsMs: 0,
+      journalMaxAgeMs: null,
+      journalMaxBytes: null,
     });
+  });
+
+  it('retentions and the journal age take a whole number with its unit (s, m, h, d) or off, from 1 hour; others are refused by name', () => {
+    expect(
+      parseConfig({
+        LEASEHOLD_RETAIN_STOPPED_WORK: '36h',
+        LEASEHOLD_RETAIN_ARCHIVED_SESSIONS: '30d',
+        LEASEHOLD_JOURNAL_MAX_AGE: '3600s',
+      }),
+    ).toMatchObject({
+      retainStoppedWorkMs: 36 * 3_600_000,
+      retainArchivedSessionsMs: 30 * 86_400_000,
+      journalMaxAgeMs: 3_600_000,
+    });
+    expect(parseConfig({ LEASEHOLD_RETAIN_STOPPED_WORK: '90m' }).retainStoppedWorkMs).toBe(90 * 60_000);
+    for (const off of ['0', 'off']) {
+      expect(
+        parseConfig({ LEASEHOLD_RETAIN_STOPPED_WORK: off, LEASEHOLD_JOURNAL_MAX_AGE: off }),
+      ).toMatchObject({ retainStoppedWorkMs: 0, journalMaxAgeMs: 0 });
+    }
+    for (const name of [
+      'LEASEHOLD_RETAIN_STOPPED_WORK',
+      'LEASEHOLD_RETAIN_ARCHIVED_SESSIONS',
+      'LEASEHOLD_JOURNAL_MAX_AGE',
+    ]) {
+      // No unit, a unit of its own, a fraction, under an hour, over ten years.
+      for (const bad of ['7', '7w', '1.5d', '-1d', '59m', '3599s', '3651d', '7 d', 'D7']) {
+        expect(() => parseConfig({ [name]: bad }), `${name}=${bad}`).toThrow(new RegExp(`^${name} must be`));
+      }
+    }
+  });
+
+  it('LEASEHOLD_JOURNAL_MAX_BYTES takes bytes from 1 MiB, or off', () => {
+    expect(parseConfig({ LEASEHOLD_JOURNAL_MAX_BYTES: '1073741824' }).journalMaxBytes).toBe(1 << 30);
+    expect(parseConfig({ LEASEHOLD_JOURNAL_MAX_BYTES: 'off' }).journalMaxBytes).toBe(0);
+    for (const bad of ['1048575', '1GB', '-1', '1e9']) {
+      expect(() => parseConfig({ LEASEHOLD_JOURNAL_MAX_BYTES: bad })).toThrow(/LEASEHOLD_JOURNAL_MAX_BYTES/);
+    }
   });
 
   it('the pool size, acquire timeout, long-poll caps and brain slots take integers within their ranges and refuse the rest by name', () => {

@@ -128,6 +128,8 @@ export const sessions = pgTable(
     unique('sessions_id_environment_key').on(t.id, t.environmentId),
     // The sessions list: newest first by (created_at, id), over the sessions the API made.
     index('sessions_list_idx').on(t.createdAt.desc(), t.id.desc()).where(sql`${t.agent} IS NOT NULL`),
+    // Housekeeping's retention of archived sessions: the oldest archived first.
+    index('sessions_archived_idx').on(t.archivedAt).where(sql`${t.archivedAt} IS NOT NULL`),
     check('sessions_status_check', sql`${t.status} IN ('idle', 'running', 'rescheduling', 'terminated')`),
   ],
 );
@@ -295,6 +297,8 @@ export const workItems = pgTable(
       .on(t.environmentId, t.createdAt.desc(), t.id.desc())
       .where(sql`${t.lane} = 'poll'`),
     index('work_items_session_idx').on(t.sessionId),
+    // Housekeeping's retention of stopped items: the longest stopped first, without a scan.
+    index('work_items_stopped_idx').on(t.stoppedAt).where(sql`${t.state} = 'stopped'`),
     // At most one live healthcheck per environment: asking for one while one is live returns it.
     uniqueIndex('work_items_live_healthcheck_key')
       .on(t.environmentId)
@@ -339,6 +343,18 @@ export const queueSamples = pgTable(
   },
   (t) => [primaryKey({ columns: [t.environmentId, t.minute] })],
 );
+
+/**
+ * Journal runs to purge: one row per deleted session (run = session in the journal), written
+ * by the statement that deletes it, so a purge is never lost to a crash or a NATS outage
+ * between the two stores. Housekeeping purges each after a grace and then deletes the row.
+ */
+export const journalPurges = pgTable('journal_purges', {
+  runId: text('run_id').primaryKey(),
+  requestedAt: stamp('requested_at').notNull().defaultNow(),
+  // A housekeeping run's hold on the row while it purges; another run takes it once it lapses.
+  claimedUntil: stamp('claimed_until'),
+});
 
 /** Environment keys: the data-plane credential of one environment's workers. */
 export const environmentKeys = pgTable(

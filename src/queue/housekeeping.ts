@@ -6,18 +6,29 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { withSpan } from '../telemetry/tracing.js';
+import { drain, type HousekeepingOptions } from './drain.js';
 import { FINALIZE_BATCH } from './poll.js';
+import {
+  type JournalProvider,
+  purgeJournals,
+  retireArchivedSessions,
+  retireStoppedWork,
+} from './retention.js';
 import { pruneSamples, sampleQueues } from './samples.js';
 import { interval } from './sql.js';
 import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
 
-export interface HousekeepingOptions {
-  /** Rows per statement. */
-  batch?: number;
-  /** Statements per run at most, so one run is bounded however large the backlog. */
-  maxBatches?: number;
-}
+export type { HousekeepingOptions } from './drain.js';
 
+export interface HousekeepingDeps {
+  db: SqlHandle;
+  /**
+   * The journal's stream manager, asked for only when a deleted session's run is due for its
+   * purge (a Worker connects to NATS then, not on every cron). Absent: the purges wait for a
+   * run that has one.
+   */
+  journal?: JournalProvider;
+}
 export interface HousekeepingCounts {
   finalized: number;
   reaped: number;
@@ -25,9 +36,15 @@ export interface HousekeepingCounts {
   sampled: number;
   /** Queue samples deleted for being older than the retention. */
   pruned: number;
+  /** Work items deleted for having been stopped longer than their retention. */
+  deletedWorkItems: number;
+  /** Archived sessions deleted after their retention, and the events of their logs. */
+  deletedSessions: number;
+  deletedEvents: number;
+  /** Journal runs of deleted sessions purged from the stream. */
+  purgedJournals: number;
 }
 
-const DEFAULT_MAX_BATCHES = 20;
 const DEFAULT_REAP_BATCH = 500;
 
 /**
@@ -37,10 +54,12 @@ const DEFAULT_REAP_BATCH = 500;
  */
 export function finalizeAbandoned(db: SqlHandle, options: HousekeepingOptions = {}): Promise<number> {
   const batch = options.batch ?? FINALIZE_BATCH;
-  return drain('queue.finalize_abandoned', options, batch, () =>
-    count(
-      db,
-      sql`WITH picked AS (
+  return drain('queue.finalize_abandoned', options, () =>
+    full(
+      batch,
+      count(
+        db,
+        sql`WITH picked AS (
         SELECT id FROM work_items
          WHERE state = 'stopping' AND lane = 'poll' AND (lease_expires_at IS NULL OR lease_expires_at < now())
          LIMIT ${batch}
@@ -52,6 +71,7 @@ export function finalizeAbandoned(db: SqlHandle, options: HousekeepingOptions = 
         RETURNING 1
       )
       SELECT count(*)::int AS n FROM done`,
+      ),
     ),
   );
 }
@@ -59,10 +79,12 @@ export function finalizeAbandoned(db: SqlHandle, options: HousekeepingOptions = 
 /** Deletes worker-poll rows older than the workers_polling window, in every environment. */
 export function reapPolls(db: SqlHandle, options: HousekeepingOptions = {}): Promise<number> {
   const batch = options.batch ?? DEFAULT_REAP_BATCH;
-  return drain('queue.reap_polls', options, batch, () =>
-    count(
-      db,
-      sql`WITH picked AS (
+  return drain('queue.reap_polls', options, () =>
+    full(
+      batch,
+      count(
+        db,
+        sql`WITH picked AS (
         SELECT environment_id, worker_id FROM worker_polls
          WHERE last_polled_at < now() - ${interval(WORKERS_POLLING_WINDOW_MS)}
          LIMIT ${batch}
@@ -73,16 +95,19 @@ export function reapPolls(db: SqlHandle, options: HousekeepingOptions = {}): Pro
         RETURNING 1
       )
       SELECT count(*)::int AS n FROM done`,
+      ),
     ),
   );
 }
 
 /**
  * One housekeeping pass, as a cron trigger runs it; one span, so a run is one trace. The
- * sample is taken after finalize and reap, so it sees the queue they leave behind.
+ * sample is taken after finalize and reap, so it sees the queue they leave behind. Retention
+ * follows (rows deleted after their configured time), and the journal purges come last: they
+ * are the one step that needs NATS, and an outage there leaves every other count done.
  */
 export function runOnce(
-  deps: { db: SqlHandle },
+  deps: HousekeepingDeps,
   options: HousekeepingOptions = {},
 ): Promise<HousekeepingCounts> {
   return withSpan('queue.housekeeping', {}, async () => {
@@ -90,30 +115,31 @@ export function runOnce(
     const reaped = await reapPolls(deps.db, options);
     const sampled = await sampleQueues(deps.db);
     const pruned = await pruneSamples(deps.db);
-    return { finalized, reaped, sampled, pruned };
-  });
-}
-
-/** Runs `step` until a short batch or `maxBatches`, in a span `name` counting what it did. */
-function drain(
-  name: string,
-  options: HousekeepingOptions,
-  batch: number,
-  step: () => Promise<number>,
-): Promise<number> {
-  const maxBatches = options.maxBatches ?? DEFAULT_MAX_BATCHES;
-  return withSpan(name, {}, async (span) => {
-    let total = 0;
-    for (let i = 0; i < maxBatches; i++) {
-      const n = await step();
-      total += n;
-      if (n < batch) break;
-    }
-    span.setAttribute('queue.rows', total);
-    return total;
+    const deletedWorkItems = await retireStoppedWork(deps.db, options);
+    const { sessions: deletedSessions, events: deletedEvents } = await retireArchivedSessions(
+      deps.db,
+      options,
+    );
+    const purgedJournals = deps.journal ? await purgeJournals(deps.db, deps.journal, options) : 0;
+    return {
+      finalized,
+      reaped,
+      sampled,
+      pruned,
+      deletedWorkItems,
+      deletedSessions,
+      deletedEvents,
+      purgedJournals,
+    };
   });
 }
 
 async function count(db: SqlHandle, query: ReturnType<typeof sql>): Promise<number> {
   return (await maybeRow<{ n: number }>(db, query))?.n ?? 0;
+}
+
+/** A step's rows, and whether it filled its batch (so another may find more). */
+async function full(batch: number, rows: Promise<number>): Promise<{ rows: number; more: boolean }> {
+  const n = await rows;
+  return { rows: n, more: n >= batch };
 }

@@ -29,6 +29,7 @@ export { heartbeat } from './heartbeat.js';
 export {
   finalizeAbandoned,
   type HousekeepingCounts,
+  type HousekeepingDeps,
   type HousekeepingOptions,
   reapPolls,
   runOnce,
@@ -38,6 +39,14 @@ export { assertLease, complete, extend, requeue } from './lease.js';
 export { listWork, type WorkCursor } from './list-work.js';
 export { DEFAULT_RECLAIM_MS, FINALIZE_BATCH, poll } from './poll.js';
 export { recordPoll } from './record-poll.js';
+export {
+  JOURNAL_PURGE_GRACE_MS,
+  JOURNAL_PURGE_HOLD_MS,
+  type JournalProvider,
+  purgeJournals,
+  retireArchivedSessions,
+  retireStoppedWork,
+} from './retention.js';
 export {
   pruneSamples,
   type QueueSample,

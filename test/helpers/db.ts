@@ -32,7 +32,7 @@ export interface TestDb {
 }
 
 const TABLES =
-  'queue_samples, worker_polls, session_tool_calls, session_events, work_items, sessions, agent_versions, agents, environment_keys, api_keys, environments';
+  'journal_purges, queue_samples, worker_polls, session_tool_calls, session_events, work_items, sessions, agent_versions, agents, environment_keys, api_keys, environments';
 
 /**
  * `empty`: a server driver's database is created bare instead of cloned from the template,

@@ -164,11 +164,29 @@ describe.each(['pg', 'pglite'] as const)('housekeeping (%s)', (driver) => {
     await recordPoll(t.db, target.environmentId, 'live');
     await insertPolls(t.db, target.environmentId, 4, 60_000);
     // One sample per environment; nothing is old enough to prune yet.
-    expect(await runOnce({ db: t.db })).toEqual({ finalized: 3, reaped: 4, sampled: 1, pruned: 0 });
+    expect(await runOnce({ db: t.db })).toEqual({
+      finalized: 3,
+      reaped: 4,
+      sampled: 1,
+      pruned: 0,
+      deletedWorkItems: 0,
+      deletedSessions: 0,
+      deletedEvents: 0,
+      purgedJournals: 0,
+    });
     expect(await pollers(t.db, target.environmentId)).toEqual(['live']);
     // The sample is taken after the reap: only the live worker counts.
     expect(await readSamples(t.db, target.environmentId, 60)).toMatchObject([{ workersPolling: 1 }]);
-    expect(await runOnce({ db: t.db })).toEqual({ finalized: 0, reaped: 0, sampled: 1, pruned: 0 });
+    expect(await runOnce({ db: t.db })).toEqual({
+      finalized: 0,
+      reaped: 0,
+      sampled: 1,
+      pruned: 0,
+      deletedWorkItems: 0,
+      deletedSessions: 0,
+      deletedEvents: 0,
+      purgedJournals: 0,
+    });
   });
 
   it('runOnce passes its bounds to finalize and reap; sampling is one row per environment', async () => {
@@ -181,6 +199,10 @@ describe.each(['pg', 'pglite'] as const)('housekeeping (%s)', (driver) => {
       reaped: 2,
       sampled: 2,
       pruned: 0,
+      deletedWorkItems: 0,
+      deletedSessions: 0,
+      deletedEvents: 0,
+      purgedJournals: 0,
     });
   });
 });

@@ -235,6 +235,7 @@ describe('tracing', () => {
       'reap_polls',
       'sample_queues',
       'prune_samples',
+      'delete_stopped_work',
     ];
     const names = new Set(spans().map((s) => s.name));
     expect(ops.filter((op) => !names.has(`queue.${op}`))).toEqual([]);
@@ -246,7 +247,13 @@ describe('tracing', () => {
     }
     expect(only('queue.cancel_session').attributes).toMatchObject({ 'session.id': platform.sessionId });
     const housekeeping = only('queue.housekeeping');
-    for (const op of ['finalize_abandoned', 'reap_polls', 'sample_queues', 'prune_samples']) {
+    for (const op of [
+      'finalize_abandoned',
+      'reap_polls',
+      'sample_queues',
+      'prune_samples',
+      'delete_stopped_work',
+    ]) {
       expect(only(`queue.${op}`).parentSpanContext?.spanId, op).toBe(housekeeping.spanContext().spanId);
     }
   });
