@@ -9,11 +9,13 @@ import {
   waitOnExecutionContext,
 } from 'cloudflare:test';
 import { exports } from 'cloudflare:workers';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import worker from '../../functions/worker.js';
 import { issueEnvironmentKey } from '../../src/auth/credentials.js';
 import { maybeRow } from '../../src/db/handle.js';
+import { connectJournal, ensureJournalStream, Journal, read } from '../../src/journal/index.js';
 import { enqueue } from '../../src/queue/enqueue.js';
 import { setupSession } from '../helpers/factories.js';
 import { bindings, withDb } from './db.js';
@@ -115,5 +117,50 @@ describe('the Worker under workerd', () => {
       ),
     );
     expect(row).toEqual({ state: 'stopped', stopped: true });
+  });
+
+  it("the scheduled handler deletes a long-stopped item and purges a deleted session's journal over a NATS connection of its own", async () => {
+    const natsUrl = (env as unknown as { NATS_URL: string }).NATS_URL;
+    const run = `sess_wk${Date.now()}`;
+    const nc = await connectJournal(natsUrl, { reconnect: false });
+    try {
+      await ensureJournalStream(await jetstreamManager(nc));
+      const journal = await Journal.open(jetstream(nc), {
+        runId: run,
+        stepId: 'model_turn',
+        iteration: 0,
+        attempt: 1,
+        delivered: 1,
+        streamSeq: 0,
+      });
+      await journal.append('entry', { note: 'before the session was deleted' });
+      const workId = await withDb(async (db) => {
+        const s = await setupSession(db, 'self_hosted');
+        const { work } = await enqueue(db, { ...s, kind: 'tool_exec' });
+        await db.execute(
+          sql`UPDATE work_items SET state = 'stopped', stopped_at = now() - interval '8 days' WHERE id = ${work.id}`,
+        );
+        // What deleting the session left, past the purge's grace.
+        await db.execute(
+          sql`INSERT INTO journal_purges (run_id, requested_at) VALUES (${run}, now() - interval '3 hours')`,
+        );
+        return work.id;
+      });
+      const ctx = createExecutionContext();
+      await worker.scheduled(createScheduledController({ cron: '* * * * *' }), env as never, ctx);
+      await waitOnExecutionContext(ctx);
+
+      expect(await read(jetstream(nc), run, 'model_turn')).toEqual([]);
+      const left = await withDb((db) =>
+        maybeRow<{ work: number; purges: number }>(
+          db,
+          sql`SELECT (SELECT count(*) FROM work_items WHERE id = ${workId})::int AS work,
+                     (SELECT count(*) FROM journal_purges WHERE run_id = ${run})::int AS purges`,
+        ),
+      );
+      expect(left).toEqual({ work: 0, purges: 0 });
+    } finally {
+      await nc.close();
+    }
   });
 });
