@@ -208,10 +208,11 @@ async function main(): Promise<void> {
 
   // Each run is bounded and safe to overlap with another replica's; 0 leaves it to others.
   let housekeeping: Promise<unknown> = Promise.resolve();
-  let jsm: ReturnType<typeof jetstreamManager> | undefined;
+  // The journal's manager is asked for per run, and only when a purge is due: a cached one
+  // would keep a failure from an outage for good.
   const housekeepingDeps = {
     db: storage.db,
-    journal: journal ? () => (jsm ??= jetstreamManager(journal.nc)) : undefined,
+    journal: journal ? () => jetstreamManager(journal.nc) : undefined,
   };
   const timer =
     config.housekeepingEveryMs > 0
