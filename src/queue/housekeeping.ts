@@ -104,7 +104,7 @@ export function reapPolls(db: SqlHandle, options: HousekeepingOptions = {}): Pro
  * One housekeeping pass, as a cron trigger runs it; one span, so a run is one trace. The
  * sample is taken after finalize and reap, so it sees the queue they leave behind. Retention
  * follows (rows deleted after their configured time), and the journal purges come last: they
- * are the one step that needs NATS, and an outage there leaves every other count done.
+ * are the one step that needs NATS, so an outage there fails the run with every other step done.
  */
 export function runOnce(
   deps: HousekeepingDeps,
