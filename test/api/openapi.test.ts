@@ -1,10 +1,23 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { documentedRoutes } from '../../src/api/openapi.js';
 import { testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 
+/**
+ * The document as it was served before the schemas moved to zod/mini: a change to how a schema
+ * is declared must not change what the API documents (and what the fuzz suite draws from it).
+ * A deliberate API change updates this file along with the routes.
+ */
+const GOLDEN = JSON.parse(readFileSync(new URL('./openapi.golden.json', import.meta.url), 'utf8')) as unknown;
+
 describe('GET /openapi.json', () => {
   const t = useTestDb('pglite');
+
+  it('serves exactly the frozen document (test/api/openapi.golden.json)', async () => {
+    const res = await testApi(t.db).call('GET', '/openapi.json');
+    expect(await res.json()).toEqual(GOLDEN);
+  });
 
   it('documents exactly the API routes the app serves (fallbacks and the console pages aside)', async () => {
     const { app } = testApi(t.db);
