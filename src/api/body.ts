@@ -3,9 +3,10 @@
  * they are not what the route takes — never passed on to SQL half-checked.
  */
 import type { Context } from 'hono';
-import type { z } from 'zod';
+import * as z from 'zod/mini';
 import { ApiError, badRequest } from './errors.js';
 import type { AppEnv } from './types.js';
+import './zod-locale.js';
 
 /** Default body cap; the work metadata patch allows more (the reference's 4 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -156,8 +157,8 @@ async function readCapped(c: Context<AppEnv>, maxBytes: number): Promise<Uint8Ar
 const MAX_ECHOED_KEY = 32;
 
 /** Parses with a schema, answering 400 with the first problem's path and message. */
-export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what = 'request body'): T {
-  const result = schema.safeParse(value);
+export function parseWith<T>(schema: z.core.$ZodType<T>, value: unknown, what = 'request body'): T {
+  const result = z.safeParse(schema, value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const where = issue.path.length ? issue.path.map((p) => echo(String(p))).join('.') : what;

@@ -3,7 +3,7 @@
  * route file calls `document()` next to its registration; `GET /openapi.json` serves the
  * result, and a test checks that every registered route is documented and vice versa.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 export type Credential = 'environment_key' | 'admin_api_key' | 'platform_api_key' | 'none';
 
@@ -13,10 +13,10 @@ export interface RouteDoc {
   path: string;
   summary: string;
   credentials: Credential[];
-  query?: Record<string, { schema: z.ZodType; description: string; required?: boolean }>;
-  body?: z.ZodType;
+  query?: Record<string, { schema: z.core.$ZodType; description: string; required?: boolean }>;
+  body?: z.core.$ZodType;
   /** Status → response body schema (null for no body) and description. */
-  responses: Record<number, { description: string; schema?: z.ZodType | null }>;
+  responses: Record<number, { description: string; schema?: z.core.$ZodType | null }>;
 }
 
 const routes: RouteDoc[] = [];
@@ -35,7 +35,7 @@ export const errorEnvelope = z.object({
   error: z.object({
     type: z.string(),
     message: z.string(),
-    details: z.record(z.string(), z.unknown()).optional(),
+    details: z.optional(z.record(z.string(), z.unknown())),
   }),
 });
 

@@ -2,7 +2,7 @@
  * The wire shapes, field by field as the official SDK types them, and the list cursor.
  * Every nullable field is present (holding null); trace context never appears in a body.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { HeartbeatResult, Work, WorkCursor, WorkStats } from '../queue/index.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from './cursor.js';
 
@@ -76,7 +76,7 @@ export function toWireStats(s: WorkStats) {
 export const encodeCursor = (c: WorkCursor): string => encodeKeysetCursor('v1', c);
 export const decodeCursor = (page: string): WorkCursor | null => decodeKeysetCursor('v1', 'work', page);
 
-const stamp = z.string().describe('RFC 3339 UTC, microseconds, trailing zeros trimmed');
+const stamp = z.string().check(z.describe('RFC 3339 UTC, microseconds, trailing zeros trimmed'));
 export const wireWorkSchema = z.object({
   type: z.literal('work'),
   id: z.string(),
@@ -84,20 +84,25 @@ export const wireWorkSchema = z.object({
   created_at: stamp,
   data: z
     .discriminatedUnion('type', [
-      z.object({ type: z.literal('session'), id: z.string().describe('the session the item works for') }),
+      z.object({
+        type: z.literal('session'),
+        id: z.string().check(z.describe('the session the item works for')),
+      }),
       z.object({
         type: z.literal('healthcheck'),
-        id: z.string().describe('the healthcheck’s own id (hc_…)'),
+        id: z.string().check(z.describe('the healthcheck’s own id (hc_…)')),
       }),
     ])
-    .describe('what the item is for: a session’s work, or a healthcheck of the environment’s workers'),
+    .check(
+      z.describe('what the item is for: a session’s work, or a healthcheck of the environment’s workers'),
+    ),
   state: z.enum(['queued', 'starting', 'active', 'stopping', 'stopped']),
   metadata: z.record(z.string(), z.string()),
-  acknowledged_at: stamp.nullable(),
-  latest_heartbeat_at: stamp.nullable(),
-  started_at: stamp.nullable(),
-  stop_requested_at: stamp.nullable(),
-  stopped_at: stamp.nullable(),
+  acknowledged_at: z.nullable(stamp),
+  latest_heartbeat_at: z.nullable(stamp),
+  started_at: z.nullable(stamp),
+  stop_requested_at: z.nullable(stamp),
+  stopped_at: z.nullable(stamp),
   secret: z.null(),
 });
 export const wireHeartbeatSchema = z.object({
@@ -111,10 +116,10 @@ export const wireStatsSchema = z.object({
   type: z.literal('work_queue_stats'),
   depth: z.int(),
   pending: z.int(),
-  oldest_queued_at: stamp.nullable(),
+  oldest_queued_at: z.nullable(stamp),
   workers_polling: z.int(),
 });
 export const wireWorkListSchema = z.object({
   data: z.array(wireWorkSchema),
-  next_page: z.string().nullable(),
+  next_page: z.nullable(z.string()),
 });

@@ -6,7 +6,7 @@
  * in the schema only as its empty value, so sending anything else is a 400 naming the field.
  */
 import type { Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { EFFORT_LEVELS, MAX_TOOLS, MAX_VERSION, TOOLSET_TOOLS, TOOLSET_TYPE } from '../../agents/index.js';
 import { MAX_METADATA_KEY, MAX_METADATA_PAIRS, MAX_METADATA_VALUE } from '../../environments/index.js';
 import { isMintedId } from '../../ids.js';
@@ -33,13 +33,21 @@ export function agentParam(c: Context<AppEnv>): string {
   return id;
 }
 
-const name = z.string().trim().min(1).max(MAX_NAME).describe(`1–${MAX_NAME} characters after trimming`);
+const name = z
+  .string()
+  .check(
+    z.trim(),
+    z.minLength(1),
+    z.maxLength(MAX_NAME),
+    z.describe(`1–${MAX_NAME} characters after trimming`),
+  );
 const description = z
   .string()
-  .max(MAX_DESCRIPTION)
-  .describe(`at most ${MAX_DESCRIPTION} characters; "" is none`);
-const system = z.string().max(MAX_SYSTEM).describe(`at most ${MAX_SYSTEM} characters; "" is none`);
-const modelId = z.string().min(1).max(MAX_MODEL_ID);
+  .check(z.maxLength(MAX_DESCRIPTION), z.describe(`at most ${MAX_DESCRIPTION} characters; "" is none`));
+const system = z
+  .string()
+  .check(z.maxLength(MAX_SYSTEM), z.describe(`at most ${MAX_SYSTEM} characters; "" is none`));
+const modelId = z.string().check(z.minLength(1), z.maxLength(MAX_MODEL_ID));
 const effort = z.enum(EFFORT_LEVELS);
 const model = z
   .union(
@@ -47,19 +55,20 @@ const model = z
       modelId,
       z.strictObject({
         id: modelId,
-        effort: z
-          .union([effort, z.strictObject({ type: effort })], {
-            error: `one of ${EFFORT_LEVELS.join(', ')}, bare or as {"type": …}`,
-          })
-          .nullable()
-          .optional(),
-        inference_geo: z.string().max(MAX_INFERENCE_GEO).nullable().optional(),
-        speed: z.enum(['standard', 'fast']).nullable().optional(),
+        effort: z.optional(
+          z.nullable(
+            z.union([effort, z.strictObject({ type: effort })], {
+              error: `one of ${EFFORT_LEVELS.join(', ')}, bare or as {"type": …}`,
+            }),
+          ),
+        ),
+        inference_geo: z.optional(z.nullable(z.string().check(z.maxLength(MAX_INFERENCE_GEO)))),
+        speed: z.optional(z.nullable(z.enum(['standard', 'fast']))),
       }),
     ],
     { error: modelProblem },
   )
-  .describe('a model id, or {id, effort?, inference_geo?, speed?}');
+  .check(z.describe('a model id, or {id, effort?, inference_geo?, speed?}'));
 
 /** What is wrong with a model: for an object, its own first problem, which the union would hide. */
 function modelProblem(issue: z.core.$ZodRawIssue): string | undefined {
@@ -76,34 +85,38 @@ const toolName = z.enum(TOOLSET_TOOLS, {
 const toolset = z.strictObject({
   type: z.literal(TOOLSET_TYPE),
   configs: z
-    .array(
-      z.strictObject({
-        name: toolName,
-        type: toolName.optional().describe('the tool name again, if sent'),
-        enabled: z.boolean().nullable().optional(),
-        permission_policy: policy.nullable().optional(),
-      }),
+    .optional(
+      z
+        .array(
+          z.strictObject({
+            name: toolName,
+            type: z.optional(toolName).check(z.describe('the tool name again, if sent')),
+            enabled: z.optional(z.nullable(z.boolean())),
+            permission_policy: z.optional(z.nullable(policy)),
+          }),
+        )
+        .check(z.maxLength(MAX_TOOLS)),
     )
-    .max(MAX_TOOLS)
-    .optional()
-    .describe('per-tool overrides of default_config; each tool at most once'),
+    .check(z.describe('per-tool overrides of default_config; each tool at most once')),
   default_config: z
-    .strictObject({
-      enabled: z.boolean().nullable().optional(),
-      permission_policy: policy.nullable().optional(),
-    })
-    .nullable()
-    .optional()
-    .describe('default: enabled, always_allow'),
+    .optional(
+      z.nullable(
+        z.strictObject({
+          enabled: z.optional(z.nullable(z.boolean())),
+          permission_policy: z.optional(z.nullable(policy)),
+        }),
+      ),
+    )
+    .check(z.describe('default: enabled, always_allow')),
 });
 const customTool = z.strictObject({
   type: z.literal('custom'),
-  name: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, '1–128 letters, digits, underscores or hyphens'),
-  description: z.string().max(MAX_TOOL_DESCRIPTION),
+  name: z.string().check(z.regex(/^[A-Za-z0-9_-]{1,128}$/, '1–128 letters, digits, underscores or hyphens')),
+  description: z.string().check(z.maxLength(MAX_TOOL_DESCRIPTION)),
   input_schema: z.looseObject({
     type: z.literal('object'),
-    properties: z.record(z.string(), z.unknown()).nullable().optional(),
-    required: z.array(z.string()).nullable().optional(),
+    properties: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+    required: z.optional(z.nullable(z.array(z.string()))),
   }),
 });
 const tools = z
@@ -117,72 +130,88 @@ const tools = z
             : `must be "${TOOLSET_TYPE}" or "custom"`,
     }),
   )
-  .max(MAX_TOOLS)
-  .describe(`at most ${MAX_TOOLS} tools, a toolset counting as its ${TOOLSET_TOOLS.length}; names unique`);
+  .check(
+    z.maxLength(MAX_TOOLS),
+    z.describe(`at most ${MAX_TOOLS} tools, a toolset counting as its ${TOOLSET_TOOLS.length}; names unique`),
+  );
 
 const metadataNote = `at most ${MAX_METADATA_PAIRS} pairs; keys 1–${MAX_METADATA_KEY} characters, values at most ${MAX_METADATA_VALUE} characters`;
 
 /** What Leasehold's agents cannot do, each accepted only as its empty value. */
 const refused = {
-  mcp_servers: z
-    .array(z.unknown())
-    .max(0, 'MCP servers are not supported: Leasehold connects agents to no MCP server; omit it or send []')
-    .nullable()
-    .optional(),
-  skills: z
-    .array(z.unknown())
-    .max(0, 'skills are not supported: Leasehold loads no skills into a session; omit it or send []')
-    .nullable()
-    .optional(),
-  multiagent: z
-    .null({
+  mcp_servers: z.optional(
+    z.nullable(
+      z
+        .array(z.unknown())
+        .check(
+          z.maxLength(
+            0,
+            'MCP servers are not supported: Leasehold connects agents to no MCP server; omit it or send []',
+          ),
+        ),
+    ),
+  ),
+  skills: z.optional(
+    z.nullable(
+      z
+        .array(z.unknown())
+        .check(
+          z.maxLength(
+            0,
+            'skills are not supported: Leasehold loads no skills into a session; omit it or send []',
+          ),
+        ),
+    ),
+  ),
+  multiagent: z.optional(
+    z.null({
       error: 'multiagent orchestration is not supported: Leasehold runs one thread; omit it or send null',
-    })
-    .optional(),
-  execution_identity: z
-    .strictObject({
-      type: z.literal('service_account', {
-        error: 'only {"type":"service_account"} is supported: Leasehold runs agents under no other principal',
+    }),
+  ),
+  execution_identity: z.optional(
+    z.nullable(
+      z.strictObject({
+        type: z.literal('service_account', {
+          error:
+            'only {"type":"service_account"} is supported: Leasehold runs agents under no other principal',
+        }),
       }),
-    })
-    .nullable()
-    .optional(),
+    ),
+  ),
 };
 
 export const createAgentBody = z.strictObject({
   name,
   model,
-  description: description.nullable().optional(),
-  system: system.nullable().optional(),
-  tools: tools.nullable().optional(),
-  metadata: z.record(z.string(), z.string()).optional().describe(metadataNote),
+  description: z.optional(z.nullable(description)),
+  system: z.optional(z.nullable(system)),
+  tools: z.optional(z.nullable(tools)),
+  metadata: z.optional(z.record(z.string(), z.string())).check(z.describe(metadataNote)),
   ...refused,
 });
 
 export const updateAgentBody = z.strictObject({
   version: z
-    .int()
-    .min(1)
-    .max(MAX_VERSION)
-    .optional()
-    .describe(
-      'the version this update was made from: any other current version is a 409; omit to apply unconditionally',
+    .optional(z.int().check(z.gte(1), z.lte(MAX_VERSION)))
+    .check(
+      z.describe(
+        'the version this update was made from: any other current version is a 409; omit to apply unconditionally',
+      ),
     ),
-  name: name.optional().describe('omit to keep; cannot be cleared'),
-  model: model
-    .optional()
-    .describe('omit to keep; replaces the stored model whole, but an omitted effort keeps its value'),
-  description: description.nullable().optional().describe('omit to keep; null or "" clears'),
-  system: system.nullable().optional().describe('omit to keep; null or "" clears'),
-  tools: tools
-    .nullable()
-    .optional()
-    .describe('omit to keep; replaces the stored tools whole; null or [] clears'),
+  name: z.optional(name).check(z.describe('omit to keep; cannot be cleared')),
+  model: z
+    .optional(model)
+    .check(
+      z.describe('omit to keep; replaces the stored model whole, but an omitted effort keeps its value'),
+    ),
+  description: z.optional(z.nullable(description)).check(z.describe('omit to keep; null or "" clears')),
+  system: z.optional(z.nullable(system)).check(z.describe('omit to keep; null or "" clears')),
+  tools: z
+    .optional(z.nullable(tools))
+    .check(z.describe('omit to keep; replaces the stored tools whole; null or [] clears')),
   metadata: z
-    .record(z.string(), z.string().nullable())
-    .nullable()
-    .optional()
-    .describe(`null deletes a key, omitted keys stay; ${metadataNote} after the update`),
+    .optional(z.nullable(z.record(z.string(), z.nullable(z.string()))))
+    .check(z.describe(`null deletes a key, omitted keys stay; ${metadataNote} after the update`)),
   ...refused,
 });
 

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { getAgent, MAX_VERSION } from '../../agents/index.js';
 import { API_KEY, authorize } from '../auth.js';
 import { document } from '../openapi.js';
@@ -16,7 +16,10 @@ export function registerAgentsGet(app: Hono<AppEnv>): void {
     summary: 'Retrieve an agent, at its newest version or at another',
     credentials: ['admin_api_key', 'platform_api_key'],
     query: {
-      version: { schema: z.int().min(1).max(MAX_VERSION), description: 'a version; default the newest' },
+      version: {
+        schema: z.int().check(z.gte(1), z.lte(MAX_VERSION)),
+        description: 'a version; default the newest',
+      },
     },
     responses: { 200: { description: 'the agent at that version', schema: wireAgentSchema } },
   });

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { listAgents } from '../../agents/index.js';
 import { API_KEY, authorize } from '../auth.js';
 import { badRequest } from '../errors.js';
@@ -17,14 +17,17 @@ import { queryParam } from './work-scope.js';
  * Agents belong to no environment: an API key sees them all.
  */
 export function registerAgentsList(app: Hono<AppEnv>): void {
-  const instant = z.string().describe('RFC 3339 date-time');
+  const instant = z.string().check(z.describe('RFC 3339 date-time'));
   document({
     method: 'get',
     path: AGENTS,
     summary: 'List agents, newest first',
     credentials: ['admin_api_key', 'platform_api_key'],
     query: {
-      limit: { schema: z.int().min(1).max(MAX_LIMIT), description: `page size, default ${DEFAULT_LIMIT}` },
+      limit: {
+        schema: z.int().check(z.gte(1), z.lte(MAX_LIMIT)),
+        description: `page size, default ${DEFAULT_LIMIT}`,
+      },
       page: { schema: z.string(), description: 'the next_page cursor of the previous page' },
       'created_at[gte]': { schema: instant, description: 'only agents created at or after this instant' },
       'created_at[lte]': { schema: instant, description: 'only agents created at or before this instant' },

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { listAgentVersions } from '../../agents/index.js';
 import { API_KEY, authorize } from '../auth.js';
 import { badRequest } from '../errors.js';
@@ -22,7 +22,10 @@ export function registerAgentsVersions(app: Hono<AppEnv>): void {
     summary: "List an agent's versions, newest first",
     credentials: ['admin_api_key', 'platform_api_key'],
     query: {
-      limit: { schema: z.int().min(1).max(MAX_LIMIT), description: `page size, default ${DEFAULT_LIMIT}` },
+      limit: {
+        schema: z.int().check(z.gte(1), z.lte(MAX_LIMIT)),
+        description: `page size, default ${DEFAULT_LIMIT}`,
+      },
       page: { schema: z.string(), description: 'the next_page cursor of the previous page' },
     },
     responses: { 200: { description: 'a page of versions', schema: wireAgentListSchema } },

@@ -2,7 +2,7 @@
  * The agent on the wire — the SDK's `BetaManagedAgentsAgent`, field by field — and the cursors
  * of the agents list and of an agent's versions list.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import {
   type Agent,
   type AgentCursor,
@@ -35,7 +35,7 @@ export function toWireAgent(a: Agent) {
   };
 }
 
-const stamp = z.string().describe('RFC 3339 UTC, microseconds, trailing zeros trimmed');
+const stamp = z.string().check(z.describe('RFC 3339 UTC, microseconds, trailing zeros trimmed'));
 const policy = z.object({ type: z.enum(['always_allow', 'always_ask', 'auto']) });
 const toolName = z.enum(TOOLSET_TOOLS);
 export const wireToolSchema = z.discriminatedUnion('type', [
@@ -56,30 +56,32 @@ export const wireToolSchema = z.discriminatedUnion('type', [
 export const wireModelSchema = z.object({
   id: z.string(),
   speed: z.enum(['standard', 'fast']),
-  effort: z.object({ type: z.enum(EFFORT_LEVELS) }).optional(),
-  inference_geo: z.string().optional(),
+  effort: z.optional(z.object({ type: z.enum(EFFORT_LEVELS) })),
+  inference_geo: z.optional(z.string()),
 });
 export const wireAgentSchema = z.object({
   type: z.literal('agent'),
   id: z.string(),
-  version: z.int().min(1),
+  version: z.int().check(z.gte(1)),
   name: z.string(),
-  description: z.string().nullable(),
+  description: z.nullable(z.string()),
   model: wireModelSchema,
-  system: z.string().nullable(),
+  system: z.nullable(z.string()),
   tools: z.array(wireToolSchema),
-  mcp_servers: z.array(z.never()).describe('always empty: not supported'),
-  skills: z.array(z.never()).describe('always empty: not supported'),
+  mcp_servers: z.array(z.never()).check(z.describe('always empty: not supported')),
+  skills: z.array(z.never()).check(z.describe('always empty: not supported')),
   multiagent: z.null(),
   execution_identity: z.object({ type: z.literal('service_account') }),
   metadata: z.record(z.string(), z.string()),
-  archived_at: stamp.nullable(),
+  archived_at: z.nullable(stamp),
   created_at: stamp,
-  updated_at: stamp.describe('when this version was written (version 1: created_at); archiving leaves it'),
+  updated_at: stamp.check(
+    z.describe('when this version was written (version 1: created_at); archiving leaves it'),
+  ),
 });
 export const wireAgentListSchema = z.object({
   data: z.array(wireAgentSchema),
-  next_page: z.string().nullable(),
+  next_page: z.nullable(z.string()),
 });
 
 /** Opaque list cursor of the agents list (see cursor.ts). */

@@ -4,7 +4,7 @@
  * Unknown fields are refused at every level. Caps are documented here and in the OpenAPI
  * document; metadata problems answer 400 with `error_code: invalid_metadata`.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import {
   MAX_METADATA_KEY,
   MAX_METADATA_PAIRS,
@@ -22,14 +22,27 @@ const MAX_PACKAGE = 256;
 /** The longest DNS name. */
 const MAX_HOST = 253;
 
-const name = z.string().trim().min(1).max(MAX_NAME).describe(`1–${MAX_NAME} characters after trimming`);
-const description = z.string().max(MAX_DESCRIPTION).describe(`at most ${MAX_DESCRIPTION} characters`);
+const name = z
+  .string()
+  .check(
+    z.trim(),
+    z.minLength(1),
+    z.maxLength(MAX_NAME),
+    z.describe(`1–${MAX_NAME} characters after trimming`),
+  );
+const description = z
+  .string()
+  .check(z.maxLength(MAX_DESCRIPTION), z.describe(`at most ${MAX_DESCRIPTION} characters`));
 const scope = z
   .enum(['organization', 'account'])
-  .refine((s) => s === 'organization', "only 'organization' scope is supported; 'account' is rejected");
+  .check(
+    z.refine((s) => s === 'organization', "only 'organization' scope is supported; 'account' is rejected"),
+  );
 
-const optional = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
-const packageList = optional(z.array(z.string().min(1).max(MAX_PACKAGE)).max(MAX_LIST));
+const optional = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(schema));
+const packageList = optional(
+  z.array(z.string().check(z.minLength(1), z.maxLength(MAX_PACKAGE))).check(z.maxLength(MAX_LIST)),
+);
 
 const networkingParams = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('unrestricted') }),
@@ -37,12 +50,14 @@ const networkingParams = z.discriminatedUnion('type', [
     type: z.literal('limited'),
     allow_mcp_servers: optional(z.boolean()),
     allow_package_managers: optional(z.boolean()),
-    allowed_hosts: optional(z.array(z.string().min(1).max(MAX_HOST)).max(MAX_LIST)),
+    allowed_hosts: optional(
+      z.array(z.string().check(z.minLength(1), z.maxLength(MAX_HOST))).check(z.maxLength(MAX_LIST)),
+    ),
   }),
 ]);
 
 const packagesParams = z.strictObject({
-  type: z.literal('packages').optional(),
+  type: z.optional(z.literal('packages')),
   apt: packageList,
   cargo: packageList,
   gem: packageList,
@@ -64,19 +79,23 @@ const metadataNote = `at most ${MAX_METADATA_PAIRS} pairs; keys 1–${MAX_METADA
 
 export const createEnvironmentBody = z.strictObject({
   name,
-  config: optional(configParams).describe('default: cloud, unrestricted networking, no packages'),
+  config: optional(configParams).check(z.describe('default: cloud, unrestricted networking, no packages')),
   description: optional(description),
-  metadata: z.record(z.string(), z.string()).optional().describe(`${metadataNote}; "" values are dropped`),
+  metadata: z
+    .optional(z.record(z.string(), z.string()))
+    .check(z.describe(`${metadataNote}; "" values are dropped`)),
   scope: optional(scope),
 });
 
 export const updateEnvironmentBody = z.strictObject({
   name: optional(name),
-  description: optional(description).describe('omit to keep; null clears; "" is stored as ""'),
-  metadata: optional(z.record(z.string(), z.string().nullable())).describe(
-    `null or "" deletes a key, omitted keys stay; ${metadataNote} after the update`,
+  description: optional(description).check(z.describe('omit to keep; null clears; "" is stored as ""')),
+  metadata: optional(z.record(z.string(), z.nullable(z.string()))).check(
+    z.describe(`null or "" deletes a key, omitted keys stay; ${metadataNote} after the update`),
   ),
-  config: optional(configParams).describe('config.type cannot change; omitted fields keep their value'),
+  config: optional(configParams).check(
+    z.describe('config.type cannot change; omitted fields keep their value'),
+  ),
   scope: optional(scope),
 });
 

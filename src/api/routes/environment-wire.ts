@@ -2,7 +2,7 @@
  * The environment on the wire — the SDK's `BetaEnvironment`, field by field — and the
  * environment list's cursor.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { Environment, EnvironmentCursor } from '../../environments/index.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../cursor.js';
 
@@ -22,7 +22,7 @@ export function toWireEnvironment(e: Environment) {
   };
 }
 
-const stamp = z.string().describe('RFC 3339 UTC, microseconds, trailing zeros trimmed');
+const stamp = z.string().check(z.describe('RFC 3339 UTC, microseconds, trailing zeros trimmed'));
 const names = z.array(z.string());
 export const wireNetworkingSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('unrestricted') }),
@@ -53,17 +53,17 @@ export const wireEnvironmentSchema = z.object({
   id: z.string(),
   type: z.literal('environment'),
   name: z.string(),
-  description: z.string().nullable(),
+  description: z.nullable(z.string()),
   metadata: z.record(z.string(), z.string()),
   config: wireConfigSchema,
-  archived_at: stamp.nullable(),
+  archived_at: z.nullable(stamp),
   created_at: stamp,
   updated_at: stamp,
   scope: z.literal('organization'),
 });
 export const wireEnvironmentListSchema = z.object({
   data: z.array(wireEnvironmentSchema),
-  next_page: z.string().nullable(),
+  next_page: z.nullable(z.string()),
 });
 export const wireEnvironmentDeletedSchema = z.object({
   id: z.string(),

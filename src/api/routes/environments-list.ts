@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { listEnvironments } from '../../environments/index.js';
 import { ADMIN, authorize } from '../auth.js';
 import { badRequest } from '../errors.js';
@@ -30,7 +30,10 @@ export function registerEnvironmentsList(app: Hono<AppEnv>): void {
     summary: 'List environments, newest first',
     credentials: ['admin_api_key'],
     query: {
-      limit: { schema: z.int().min(1).max(MAX_LIMIT), description: `page size, default ${DEFAULT_LIMIT}` },
+      limit: {
+        schema: z.int().check(z.gte(1), z.lte(MAX_LIMIT)),
+        description: `page size, default ${DEFAULT_LIMIT}`,
+      },
       page: { schema: z.string(), description: 'the next_page cursor of the previous page' },
       include_archived: { schema: z.boolean(), description: 'include archived environments (default false)' },
     },

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { check } from '../../journal/check.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { document } from '../openapi.js';
@@ -24,7 +24,7 @@ export function registerJournalCheck(app: Hono<AppEnv>): void {
     credentials: ['platform_api_key', 'admin_api_key'],
     query: {
       step: {
-        schema: z.string().regex(JOURNAL_TOKEN),
+        schema: z.string().check(z.regex(JOURNAL_TOKEN)),
         description: 'check only this step of the run (default: every step)',
       },
     },

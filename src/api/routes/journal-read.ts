@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { readPage } from '../../journal/page.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { badRequest } from '../errors.js';
@@ -27,9 +27,9 @@ export function registerJournalRead(app: Hono<AppEnv>): void {
     summary: 'Read a step’s agent journal, in pages',
     credentials: ['platform_api_key', 'admin_api_key'],
     query: {
-      after_seq: { schema: z.int().min(0), description: 'records after this seq; default 0' },
+      after_seq: { schema: z.int().check(z.gte(0)), description: 'records after this seq; default 0' },
       limit: {
-        schema: z.int().min(1).max(MAX_JOURNAL_LIMIT),
+        schema: z.int().check(z.gte(1), z.lte(MAX_JOURNAL_LIMIT)),
         description: `page size, default ${DEFAULT_JOURNAL_LIMIT}`,
       },
     },

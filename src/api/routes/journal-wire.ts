@@ -2,7 +2,7 @@
  * The journal on the wire, snake_case as the Go package's JSON: a record carries its identity
  * flat beside its body, and a commit's `state` goes back to the base64 string it was stored as.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { toBase64 } from '../../base64.js';
 import type { CheckReport } from '../../journal/check.js';
 import { type JournalRecord, type Json, storedType } from '../../journal/types.js';
@@ -33,23 +33,27 @@ function wireBody(r: JournalRecord): Json {
 export type WireRecord = ReturnType<typeof toWireRecord>;
 
 export const wireRecordSchema = z.object({
-  seq: z.int().describe('stream sequence: the record position, and the cursor to resume after'),
-  time: z.string().describe('when the server stored the record (RFC 3339)'),
+  seq: z.int().check(z.describe('stream sequence: the record position, and the cursor to resume after')),
+  time: z.string().check(z.describe('when the server stored the record (RFC 3339)')),
   type: z
     .string()
-    .describe('claim, entry, model.response, tool.intent, tool.result, pause, input.placed or commit'),
+    .check(
+      z.describe('claim, entry, model.response, tool.intent, tool.result, pause, input.placed or commit'),
+    ),
   iteration: z.int(),
   attempt: z.int(),
-  delivered: z.int().describe('delivery count of the task message that wrote the record'),
-  stream_seq: z.int().describe('sequence of that task message; 0 when unknown'),
-  dispatch_nonce: z.string().nullable(),
-  index: z.int().describe('ordinal of the record within its claim; the claim is 0'),
-  data: z.unknown().describe('the record body as stored; a commit state is a base64 string'),
+  delivered: z.int().check(z.describe('delivery count of the task message that wrote the record')),
+  stream_seq: z.int().check(z.describe('sequence of that task message; 0 when unknown')),
+  dispatch_nonce: z.nullable(z.string()),
+  index: z.int().check(z.describe('ordinal of the record within its claim; the claim is 0')),
+  data: z.unknown().check(z.describe('the record body as stored; a commit state is a base64 string')),
 });
 
 export const wireJournalPageSchema = z.object({
   data: z.array(wireRecordSchema),
-  next_after_seq: z.int().nullable().describe('pass as after_seq for the next page; null at the tail'),
+  next_after_seq: z
+    .nullable(z.int())
+    .check(z.describe('pass as after_seq for the next page; null at the tail')),
 });
 
 export function toWireReport(report: CheckReport) {
@@ -71,14 +75,14 @@ export type WireReport = ReturnType<typeof toWireReport>;
 
 export const wireCheckReportSchema = z.object({
   run_id: z.string(),
-  ok: z.boolean().describe('true when no step has a violation'),
+  ok: z.boolean().check(z.describe('true when no step has a violation')),
   steps: z.array(
     z.object({
       step_id: z.string(),
       records: z.int(),
       commits: z.int(),
-      violations: z.array(z.string()).describe('one sentence per violation, naming the seqs'),
+      violations: z.array(z.string()).check(z.describe('one sentence per violation, naming the seqs')),
     }),
   ),
-  skipped: z.array(z.string()).describe('invariants not checked, each with its reason'),
+  skipped: z.array(z.string()).check(z.describe('invariants not checked, each with its reason')),
 });

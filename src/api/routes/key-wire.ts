@@ -3,7 +3,7 @@
  * its issuance, which is sent `Cache-Control: no-store`; lists carry ids, names and times,
  * never a secret or its hash.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { ApiKeyInfo, IssuedKey, KeyInfo } from '../../auth/credentials.js';
 
 export const MAX_KEY_NAME = 128;
@@ -12,24 +12,22 @@ export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
 
 const keyName = z
   .string()
-  .trim()
-  .min(1)
-  .max(MAX_KEY_NAME)
-  .describe(`1–${MAX_KEY_NAME} characters after trimming`);
+  .check(
+    z.trim(),
+    z.minLength(1),
+    z.maxLength(MAX_KEY_NAME),
+    z.describe(`1–${MAX_KEY_NAME} characters after trimming`),
+  );
 const expiresIn = z
-  .int()
-  .positive()
-  .max(MAX_EXPIRES_IN_SECONDS)
-  .nullable()
-  .optional()
-  .describe('seconds until the key expires; absent or null: never');
+  .optional(z.nullable(z.int().check(z.positive(), z.lte(MAX_EXPIRES_IN_SECONDS))))
+  .check(z.describe('seconds until the key expires; absent or null: never'));
 
 export const environmentKeyBody = z.strictObject({ name: keyName, expires_in_seconds: expiresIn });
 export const apiKeyBody = z.strictObject({
   name: keyName,
   scope: z
     .enum(['admin', 'platform'])
-    .describe('admin: management and everything; platform: the platform lane'),
+    .check(z.describe('admin: management and everything; platform: the platform lane')),
   expires_in_seconds: expiresIn,
 });
 
@@ -77,16 +75,16 @@ export function toWireIssuedApiKey(k: IssuedKey & Pick<ApiKeyInfo, 'scope'>) {
   };
 }
 
-const stamp = z.string().describe('RFC 3339 UTC, microseconds, trailing zeros trimmed');
+const stamp = z.string().check(z.describe('RFC 3339 UTC, microseconds, trailing zeros trimmed'));
 export const wireEnvironmentKeySchema = z.object({
   id: z.string(),
   type: z.literal('environment_key'),
   name: z.string(),
   created_at: stamp,
-  expires_at: stamp.nullable(),
+  expires_at: z.nullable(stamp),
 });
-export const wireIssuedEnvironmentKeySchema = wireEnvironmentKeySchema.extend({
-  key: z.string().describe('the secret: shown here once, never again'),
+export const wireIssuedEnvironmentKeySchema = z.extend(wireEnvironmentKeySchema, {
+  key: z.string().check(z.describe('the secret: shown here once, never again')),
 });
 export const wireApiKeySchema = z.object({
   id: z.string(),
@@ -94,10 +92,10 @@ export const wireApiKeySchema = z.object({
   name: z.string(),
   scope: z.enum(['admin', 'platform']),
   created_at: stamp,
-  expires_at: stamp.nullable(),
+  expires_at: z.nullable(stamp),
 });
-export const wireIssuedApiKeySchema = wireApiKeySchema.extend({
-  key: z.string().describe('the secret: shown here once, never again'),
+export const wireIssuedApiKeySchema = z.extend(wireApiKeySchema, {
+  key: z.string().check(z.describe('the secret: shown here once, never again')),
 });
 /** Key lists are never paged (a handful of keys); `next_page` is always null. */
-export const listOf = (item: z.ZodType) => z.object({ data: z.array(item), next_page: z.null() });
+export const listOf = (item: z.ZodMiniType) => z.object({ data: z.array(item), next_page: z.null() });

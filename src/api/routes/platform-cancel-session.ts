@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { cancelSession } from '../../queue/index.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { parseWith, readJson } from '../body.js';
@@ -9,7 +9,7 @@ import type { AppEnv } from '../types.js';
 import { PLATFORM_BASE, pathSessionId } from './platform-scope.js';
 
 /** No options yet; an empty body or `{}`, so a field sent in hope is refused, not ignored. */
-export const platformCancelSessionBody = z.strictObject({}).optional();
+export const platformCancelSessionBody = z.optional(z.strictObject({}));
 
 /**
  * POST /v1/platform/sessions/{session_id}/cancel — stops every item the session has in

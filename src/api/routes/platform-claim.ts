@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { pause } from '../../clock.js';
 import { claim, type Item, type WorkKind } from '../../queue/index.js';
 import { authorize, PLATFORM } from '../auth.js';
@@ -20,11 +20,10 @@ export const platformClaimBody = z.strictObject({
   kind: kindSchema,
   ttl_seconds: ttlSecondsSchema,
   block_ms: z
-    .int()
-    .min(1)
-    .max(MAX_CLAIM_BLOCK_MS)
-    .optional()
-    .describe(`wait up to this long for an item (at most ${MAX_CLAIM_BLOCK_MS}); absent: answer at once`),
+    .optional(z.int().check(z.gte(1), z.lte(MAX_CLAIM_BLOCK_MS)))
+    .check(
+      z.describe(`wait up to this long for an item (at most ${MAX_CLAIM_BLOCK_MS}); absent: answer at once`),
+    ),
 });
 export type PlatformClaimBody = z.infer<typeof platformClaimBody>;
 
@@ -43,7 +42,7 @@ export function registerPlatformClaim(app: Hono<AppEnv>): void {
     summary: 'Claim the oldest available item of a kind under a lease (optionally waiting for one)',
     credentials: ['platform_api_key', 'admin_api_key'],
     body: platformClaimBody,
-    responses: { 200: { description: 'the claimed item, or null', schema: platformItemSchema.nullable() } },
+    responses: { 200: { description: 'the claimed item, or null', schema: z.nullable(platformItemSchema) } },
   });
   app.post(`${PLATFORM_BASE}/work/claim`, async (c) => {
     const caller = await authorize(c, PLATFORM);

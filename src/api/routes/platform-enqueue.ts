@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { Database } from '../../db/handle.js';
 import { isMintedId } from '../../ids.js';
 import { type EnqueueInput, type EnqueueResult, enqueue, UnknownSessionError } from '../../queue/index.js';
@@ -20,14 +20,23 @@ export const MAX_METADATA_KEY = 64;
 export const MAX_METADATA_VALUE = 512;
 
 export const platformEnqueueBody = z.strictObject({
-  environment_id: z.string().describe('the environment the session is (or becomes) bound to'),
+  environment_id: z.string().check(z.describe('the environment the session is (or becomes) bound to')),
   session_id: sessionIdSchema,
   kind: kindSchema,
   metadata: z
-    .record(z.string().min(1).max(MAX_METADATA_KEY), z.string().max(MAX_METADATA_VALUE))
-    .refine((m) => Object.keys(m).length <= MAX_METADATA_PAIRS, `at most ${MAX_METADATA_PAIRS} pairs`)
-    .optional()
-    .describe(`string → string, at most ${MAX_METADATA_PAIRS} pairs, keys ≤ 64, values ≤ 512 characters`),
+    .optional(
+      z
+        .record(
+          z.string().check(z.minLength(1), z.maxLength(MAX_METADATA_KEY)),
+          z.string().check(z.maxLength(MAX_METADATA_VALUE)),
+        )
+        .check(
+          z.refine((m) => Object.keys(m).length <= MAX_METADATA_PAIRS, `at most ${MAX_METADATA_PAIRS} pairs`),
+        ),
+    )
+    .check(
+      z.describe(`string → string, at most ${MAX_METADATA_PAIRS} pairs, keys ≤ 64, values ≤ 512 characters`),
+    ),
 });
 const enqueued = (created: boolean) => z.object({ created: z.literal(created), work: platformWorkSchema });
 export type PlatformEnqueueBody = z.infer<typeof platformEnqueueBody>;

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { getEnvironment } from '../../environments/index.js';
 import { enqueueHealthcheck } from '../../queue/index.js';
 import { traceContextFromHeaders } from '../../telemetry/trace-header.js';
@@ -16,12 +16,12 @@ import { PLATFORM_BASE } from './platform-scope.js';
 export const PLATFORM_HEALTHCHECKS = `${PLATFORM_BASE}/environments/:environmentId/healthchecks`;
 
 /** No options yet; an empty body or `{}`, so a field sent in hope is refused, not ignored. */
-export const platformHealthcheckBody = z.strictObject({}).optional();
+export const platformHealthcheckBody = z.optional(z.strictObject({}));
 
-const healthcheckWorkSchema = wireWorkSchema.extend({
+const healthcheckWorkSchema = z.extend(wireWorkSchema, {
   data: z.object({
     type: z.literal('healthcheck'),
-    id: z.string().describe('the healthcheck’s own id (hc_…)'),
+    id: z.string().check(z.describe('the healthcheck’s own id (hc_…)')),
   }),
 });
 const asked = (created: boolean) => z.object({ created: z.literal(created), work: healthcheckWorkSchema });

@@ -3,7 +3,7 @@
  * lease proofs that run before anything reaches SQL, and the body fields several routes take.
  */
 import type { Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { isMintedId, isSessionId } from '../../ids.js';
 import { type Item, LeaseLostError, WORK_KINDS } from '../../queue/index.js';
 import { isRfc3339 } from '../../rfc3339.js';
@@ -23,19 +23,25 @@ export const kindSchema = z.enum(WORK_KINDS);
 /** Seconds, fractions allowed (the lease is stamped to the microsecond), 0 < ttl ≤ 3600. */
 export const ttlSecondsSchema = z
   .number()
-  .positive()
-  .max(MAX_LEASE_TTL_SECONDS)
-  .describe(`lease length in seconds, greater than 0 and at most ${MAX_LEASE_TTL_SECONDS}`);
+  .check(
+    z.positive(),
+    z.lte(MAX_LEASE_TTL_SECONDS),
+    z.describe(`lease length in seconds, greater than 0 and at most ${MAX_LEASE_TTL_SECONDS}`),
+  );
 
 /** The opaque proof a claim or extend returned, echoed exactly. */
-export const leaseSchema = z.string().describe('the lease proof from claim or extend, echoed exactly');
+export const leaseSchema = z
+  .string()
+  .check(z.describe('the lease proof from claim or extend, echoed exactly'));
 
 export const sessionIdSchema = z
   .string()
-  .min(1)
-  .max(128)
-  .refine(isSessionId, 'must be 1–128 characters of [A-Za-z0-9_-]')
-  .describe('opaque platform session id: 1–128 characters of [A-Za-z0-9_-]');
+  .check(
+    z.minLength(1),
+    z.maxLength(128),
+    z.refine(isSessionId, 'must be 1–128 characters of [A-Za-z0-9_-]'),
+    z.describe('opaque platform session id: 1–128 characters of [A-Za-z0-9_-]'),
+  );
 
 /** The work id in the path, or a 404 identical to a missing item when Leasehold never mints it. */
 export function platformWorkId(c: Context<AppEnv>): string {

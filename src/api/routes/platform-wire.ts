@@ -2,7 +2,7 @@
  * The platform lane's response shapes. Unlike the worker wire (`wire.ts`), the platform sees
  * every kind and the trace context: it runs the items itself, parented on the turn that made them.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { Item, Work } from '../../queue/index.js';
 import { toWireWork, wireWorkSchema } from '../wire.js';
 import { kindSchema } from './platform-scope.js';
@@ -12,7 +12,7 @@ export function toPlatformWork(w: Work) {
   return { ...toWireWork(w), kind: w.kind };
 }
 
-export const platformWorkSchema = wireWorkSchema.extend({ kind: kindSchema });
+export const platformWorkSchema = z.extend(wireWorkSchema, { kind: kindSchema });
 
 /** A claimed item; `lease` is the opaque proof every later write by the holder echoes. */
 export function toPlatformItem(item: Item) {
@@ -30,17 +30,19 @@ export function toPlatformItem(item: Item) {
 }
 
 const traceContextSchema = z
-  .object({ traceparent: z.string(), tracestate: z.string().optional() })
-  .describe('W3C trace context captured at enqueue');
+  .object({ traceparent: z.string(), tracestate: z.optional(z.string()) })
+  .check(z.describe('W3C trace context captured at enqueue'));
 
 export const platformItemSchema = z.object({
   id: z.string(),
   environment_id: z.string(),
   session_id: z.string(),
   kind: kindSchema,
-  lease: z.string().describe('opaque lease proof; echo it exactly'),
-  reclaimed: z.boolean().describe('the previous holder let its lease lapse: recover before replaying'),
-  claims: z.int().describe('how many times the item has been handed out, this time included'),
+  lease: z.string().check(z.describe('opaque lease proof; echo it exactly')),
+  reclaimed: z
+    .boolean()
+    .check(z.describe('the previous holder let its lease lapse: recover before replaying')),
+  claims: z.int().check(z.describe('how many times the item has been handed out, this time included')),
   metadata: z.record(z.string(), z.string()),
-  trace_context: traceContextSchema.nullable(),
+  trace_context: z.nullable(traceContextSchema),
 });

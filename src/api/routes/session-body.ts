@@ -4,7 +4,7 @@
  * fields the SDK defines but Leasehold cannot honour are parsed so the route can refuse them
  * by name (see sessions-create.ts).
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /** Events in one POST, and initial events at create (the SDK's own cap for the latter). */
 export const MAX_EVENTS = 50;
@@ -12,33 +12,34 @@ export const MAX_EVENTS = 50;
 export const MAX_BLOCKS = 100;
 export const MAX_TITLE = 512;
 const MAX_TEXT = 1_000_000;
-const ID = z.string().min(1).max(128);
+const ID = z.string().check(z.minLength(1), z.maxLength(128));
 
-const optional = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
+const optional = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(schema));
+/** A string of at most `max` characters. */
+const upTo = (max: number) => z.string().check(z.maxLength(max));
 
-const text = z.strictObject({ type: z.literal('text'), text: z.string().max(MAX_TEXT) });
+const text = z.strictObject({ type: z.literal('text'), text: upTo(MAX_TEXT) });
 const source = z.record(z.string(), z.unknown());
 const image = z.strictObject({ type: z.literal('image'), source });
 const document = z.strictObject({
   type: z.literal('document'),
   source,
-  title: optional(z.string().max(MAX_TITLE)),
-  context: optional(z.string().max(MAX_TEXT)),
+  title: optional(upTo(MAX_TITLE)),
+  context: optional(upTo(MAX_TEXT)),
 });
 const searchResult = z.strictObject({
   type: z.literal('search_result'),
-  source: z.string().max(MAX_TEXT),
-  title: z.string().max(MAX_TEXT),
-  content: z.array(text).max(MAX_BLOCKS),
+  source: upTo(MAX_TEXT),
+  title: upTo(MAX_TEXT),
+  content: z.array(text).check(z.maxLength(MAX_BLOCKS)),
   citations: optional(z.strictObject({ enabled: z.boolean() })),
 });
 const messageContent = z
   .array(z.discriminatedUnion('type', [text, image, document]))
-  .min(1)
-  .max(MAX_BLOCKS);
+  .check(z.minLength(1), z.maxLength(MAX_BLOCKS));
 const resultContent = z
   .array(z.discriminatedUnion('type', [text, image, document, searchResult]))
-  .max(MAX_BLOCKS);
+  .check(z.maxLength(MAX_BLOCKS));
 
 export const userMessage = z.strictObject({ type: z.literal('user.message'), content: messageContent });
 const userInterrupt = z.strictObject({ type: z.literal('user.interrupt'), session_thread_id: optional(ID) });
@@ -46,7 +47,7 @@ const toolConfirmation = z.strictObject({
   type: z.literal('user.tool_confirmation'),
   tool_use_id: ID,
   result: z.enum(['allow', 'deny']),
-  deny_message: optional(z.string().max(MAX_TEXT)),
+  deny_message: optional(upTo(MAX_TEXT)),
 });
 const toolResult = z.strictObject({
   type: z.literal('user.tool_result'),
@@ -73,33 +74,34 @@ export const eventParams = z.discriminatedUnion('type', [
 ]);
 export type EventParams = z.infer<typeof eventParams>;
 
-export const sendEventsBody = z.strictObject({ events: z.array(eventParams).min(1).max(MAX_EVENTS) });
+export const sendEventsBody = z.strictObject({
+  events: z.array(eventParams).check(z.minLength(1), z.maxLength(MAX_EVENTS)),
+});
 
 const agentRef = z.union([
-  ID.describe('an agent id: the newest version'),
-  z.strictObject({ type: z.literal('agent'), id: ID, version: z.int().min(1).optional() }),
+  ID.check(z.describe('an agent id: the newest version')),
+  z.strictObject({ type: z.literal('agent'), id: ID, version: z.optional(z.int().check(z.gte(1))) }),
 ]);
 
 export const createSessionBody = z.strictObject({
   agent: agentRef,
   environment_id: ID,
-  title: optional(z.string().max(MAX_TITLE)),
-  metadata: z.record(z.string(), z.string()).optional(),
-  resources: z.array(z.record(z.string(), z.unknown())).max(MAX_BLOCKS).optional(),
-  vault_ids: z.array(z.string().max(128)).max(MAX_BLOCKS).optional(),
+  title: optional(upTo(MAX_TITLE)),
+  metadata: z.optional(z.record(z.string(), z.string())),
+  resources: z.optional(z.array(z.record(z.string(), z.unknown())).check(z.maxLength(MAX_BLOCKS))),
+  vault_ids: z.optional(z.array(upTo(128)).check(z.maxLength(MAX_BLOCKS))),
   budget: optional(z.record(z.string(), z.unknown())),
-  initial_events: z
-    .array(z.discriminatedUnion('type', [userMessage, defineOutcome]))
-    .max(MAX_EVENTS)
-    .optional(),
+  initial_events: z.optional(
+    z.array(z.discriminatedUnion('type', [userMessage, defineOutcome])).check(z.maxLength(MAX_EVENTS)),
+  ),
 });
 
 export const updateSessionBody = z.strictObject({
-  title: optional(z.string().max(MAX_TITLE)),
-  metadata: optional(z.record(z.string(), z.string().nullable())),
+  title: optional(upTo(MAX_TITLE)),
+  metadata: optional(z.record(z.string(), z.nullable(z.string()))),
   agent: optional(z.record(z.string(), z.unknown())),
   budget: optional(z.record(z.string(), z.unknown())),
-  vault_ids: z.array(z.string().max(128)).max(MAX_BLOCKS).optional(),
+  vault_ids: z.optional(z.array(upTo(128)).check(z.maxLength(MAX_BLOCKS))),
 });
 
 /**

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { listEvents, toWireEvent } from '../../sessions/index.js';
 import { ANY_KEY, authorize } from '../auth.js';
 import { badRequest } from '../errors.js';
@@ -29,7 +29,10 @@ export function registerSessionEventsList(app: Hono<AppEnv>): void {
     summary: "List a session's events",
     credentials: ['admin_api_key', 'platform_api_key', 'environment_key'],
     query: {
-      limit: { schema: z.int().min(1).max(MAX_LIMIT), description: `page size, default ${DEFAULT_LIMIT}` },
+      limit: {
+        schema: z.int().check(z.gte(1), z.lte(MAX_LIMIT)),
+        description: `page size, default ${DEFAULT_LIMIT}`,
+      },
       page: { schema: z.string(), description: 'the next_page cursor of the previous page' },
       order: { schema: z.enum(['asc', 'desc']), description: 'by sequence (and processed_at); default asc' },
       'types[]': { schema: z.string(), description: 'repeatable: only events of these types' },

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import * as z from 'zod/mini';
 import { postEvents } from '../../loop/index.js';
 import { toWireEvent } from '../../sessions/index.js';
 import { ANY_KEY, authorize } from '../auth.js';
@@ -27,7 +28,7 @@ export function registerSessionEventsSend(app: Hono<AppEnv>): void {
     credentials: ['admin_api_key', 'platform_api_key', 'environment_key'],
     body: sendEventsBody,
     responses: {
-      200: { description: 'the events as stored', schema: wireEventListSchema.pick({ data: true }) },
+      200: { description: 'the events as stored', schema: z.pick(wireEventListSchema, { data: true }) },
       400: { description: 'an event the session cannot take, named', schema: errorEnvelope },
       403: {
         description: 'an environment key sending anything but tool results or confirmations',

@@ -3,7 +3,7 @@
  * and `BetaManagedAgentsSessionEvent` as `{id, type, processed_at, ...fields}` — with the
  * cursors of their lists.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { fromBase64UrlText, toBase64Url } from '../../base64.js';
 import { type Session, type SessionEvent, toWireEvent } from '../../sessions/index.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../cursor.js';
@@ -44,14 +44,14 @@ const round = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
 export { toWireEvent };
 
-const stamp = z.string().describe('RFC 3339 UTC, microseconds, trailing zeros trimmed');
+const stamp = z.string().check(z.describe('RFC 3339 UTC, microseconds, trailing zeros trimmed'));
 export const wireSessionSchema = z.object({
   type: z.literal('session'),
   id: z.string(),
   agent: z.record(z.string(), z.unknown()),
   environment_id: z.string(),
   status: z.enum(['idle', 'running', 'rescheduling', 'terminated']),
-  title: z.string().nullable(),
+  title: z.nullable(z.string()),
   metadata: z.record(z.string(), z.string()),
   resources: z.array(z.unknown()),
   budget: z.null(),
@@ -59,21 +59,22 @@ export const wireSessionSchema = z.object({
   outcome_evaluations: z.array(z.unknown()),
   stats: z.object({ active_seconds: z.number(), duration_seconds: z.number() }),
   usage: z.record(z.string(), z.unknown()),
-  archived_at: stamp.nullable(),
+  archived_at: z.nullable(stamp),
   created_at: stamp,
   updated_at: stamp,
 });
 export const wireSessionListSchema = z.object({
   data: z.array(wireSessionSchema),
-  next_page: z.string().nullable(),
-  prev_page: z.string().nullable(),
+  next_page: z.nullable(z.string()),
+  prev_page: z.nullable(z.string()),
 });
-export const wireEventSchema = z
-  .object({ id: z.string(), type: z.string(), processed_at: stamp })
-  .catchall(z.unknown());
+export const wireEventSchema = z.catchall(
+  z.object({ id: z.string(), type: z.string(), processed_at: stamp }),
+  z.unknown(),
+);
 export const wireEventListSchema = z.object({
   data: z.array(wireEventSchema),
-  next_page: z.string().nullable(),
+  next_page: z.nullable(z.string()),
 });
 
 const SESSIONS_TAG = 'sessions-v1';

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { deleteSession } from '../../sessions/index.js';
 import { API_KEY, authorize } from '../auth.js';
 import { drainBody } from '../body.js';

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { isMintedId } from '../../ids.js';
 import { listSessions, type SessionStatus } from '../../sessions/index.js';
 import { API_KEY, authorize } from '../auth.js';
@@ -33,11 +33,14 @@ export function registerSessionsList(app: Hono<AppEnv>): void {
     summary: 'List sessions',
     credentials: ['admin_api_key', 'platform_api_key'],
     query: {
-      limit: { schema: z.int().min(1).max(MAX_LIMIT), description: `page size, default ${DEFAULT_LIMIT}` },
+      limit: {
+        schema: z.int().check(z.gte(1), z.lte(MAX_LIMIT)),
+        description: `page size, default ${DEFAULT_LIMIT}`,
+      },
       page: { schema: z.string(), description: 'the next_page cursor of the previous page' },
       order: { schema: z.enum(['asc', 'desc']), description: 'by created_at; default desc' },
       agent_id: { schema: z.string(), description: 'sessions of this agent' },
-      agent_version: { schema: z.int().min(1), description: 'with agent_id: of this version' },
+      agent_version: { schema: z.int().check(z.gte(1)), description: 'with agent_id: of this version' },
       'statuses[]': {
         schema: z.enum(['idle', 'running', 'rescheduling', 'terminated']),
         description: 'repeatable',

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { listWork } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { badRequest } from '../errors.js';
@@ -24,7 +24,7 @@ export function registerWorkList(app: Hono<AppEnv>): void {
     summary: 'List work items, newest first',
     credentials: ['environment_key'],
     query: {
-      limit: { schema: z.int().min(1).max(MAX_LIMIT), description: 'page size, default 20' },
+      limit: { schema: z.int().check(z.gte(1), z.lte(MAX_LIMIT)), description: 'page size, default 20' },
       page: { schema: z.string(), description: 'the next_page cursor of the previous page' },
     },
     responses: { 200: { description: 'a page', schema: wireWorkListSchema } },

@@ -1,5 +1,5 @@
 import type { Context, Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { rearm, rearmFor } from '../../loop/index.js';
 import { DEFAULT_RECLAIM_MS, poll, recordPoll, type Work } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
@@ -31,7 +31,10 @@ export function registerWorkPoll(app: Hono<AppEnv>): void {
     summary: 'Poll for work (long poll with block_ms)',
     credentials: ['environment_key'],
     query: {
-      block_ms: { schema: z.int().min(1), description: 'wait up to this long for work (clamped to 999)' },
+      block_ms: {
+        schema: z.int().check(z.gte(1)),
+        description: 'wait up to this long for work (clamped to 999)',
+      },
       reclaim_older_than_ms: {
         schema: z.int(),
         description:
@@ -39,7 +42,7 @@ export function registerWorkPoll(app: Hono<AppEnv>): void {
       },
     },
     responses: {
-      200: { description: 'a work item (state queued), or null', schema: wireWorkSchema.nullable() },
+      200: { description: 'a work item (state queued), or null', schema: z.nullable(wireWorkSchema) },
       429: {
         description: `rate_limit_error: this key has ${MAX_LONG_POLLS_PER_KEY}, or the server ${MAX_LONG_POLLS_PER_PROCESS}, long polls open; retry-after: 1`,
         schema: errorEnvelope,

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { rearm, rearmFor } from '../../loop/index.js';
 import { stopWork } from '../../queue/index.js';
 import { ANY_KEY, authorize } from '../auth.js';
@@ -24,7 +24,7 @@ export function registerWorkStop(app: Hono<AppEnv>): void {
     path: `${WORK_BASE}/:workId/stop`,
     summary: 'Stop a work item (graceful, or force)',
     credentials: ['environment_key', 'admin_api_key', 'platform_api_key'],
-    body: z.object({ force: z.boolean().optional() }),
+    body: z.object({ force: z.optional(z.boolean()) }),
     responses: {
       200: {
         description: 'the work item after the stop: stopping (graceful, active) or stopped',

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { updateMetadata } from '../../queue/index.js';
 import { API_KEY, authorize } from '../auth.js';
 import { MAX_PATCH_BODY_BYTES, parseWith, readJson } from '../body.js';
@@ -24,16 +24,23 @@ export const metadataPatch = z
   .record(
     z
       .string()
-      .min(1, 'metadata keys must not be empty')
-      .max(MAX_METADATA_KEY, `a metadata key may be at most ${MAX_METADATA_KEY} characters`),
-    z
-      .string()
-      .max(MAX_METADATA_VALUE, `a metadata value may be at most ${MAX_METADATA_VALUE} characters`)
-      .nullable(),
+      .check(
+        z.minLength(1, 'metadata keys must not be empty'),
+        z.maxLength(MAX_METADATA_KEY, `a metadata key may be at most ${MAX_METADATA_KEY} characters`),
+      ),
+    z.nullable(
+      z
+        .string()
+        .check(
+          z.maxLength(MAX_METADATA_VALUE, `a metadata value may be at most ${MAX_METADATA_VALUE} characters`),
+        ),
+    ),
   )
-  .refine(
-    (m) => Object.keys(m).length <= MAX_METADATA_PAIRS,
-    `a patch may set or delete at most ${MAX_METADATA_PAIRS} keys`,
+  .check(
+    z.refine(
+      (m) => Object.keys(m).length <= MAX_METADATA_PAIRS,
+      `a patch may set or delete at most ${MAX_METADATA_PAIRS} keys`,
+    ),
   );
 
 export const workUpdateBody = z.strictObject({ metadata: metadataPatch });

@@ -4,7 +4,7 @@
  * its type matching its status; a success matching its documented schema; and nothing in any
  * body a server should never say — stack frames, source paths, SQL, a seeded secret.
  */
-import type { z } from 'zod';
+import * as z from 'zod/mini';
 import { errorEnvelope } from '../../../src/api/openapi.js';
 import type { RouteModel } from './routes.js';
 
@@ -88,7 +88,7 @@ function envelopeProblems(answer: Answer): string[] {
   } catch {
     return ['error body is not JSON'];
   }
-  const parsed = errorEnvelope.safeParse(body);
+  const parsed = z.safeParse(errorEnvelope, body);
   if (!parsed.success) return [`error body is not the envelope: ${parsed.error.issues[0]?.message}`];
   const problems: string[] = [];
   if (parsed.data.request_id !== answer.header('request-id'))
@@ -112,6 +112,6 @@ function successProblems(route: RouteModel | null, answer: Answer): string[] {
   } catch {
     return ['success body is not JSON'];
   }
-  const parsed = (documented.schema as z.ZodType).safeParse(body);
+  const parsed = z.safeParse(documented.schema, body);
   return parsed.success ? [] : [`success body off its schema at ${parsed.error.issues[0]?.path.join('.')}`];
 }

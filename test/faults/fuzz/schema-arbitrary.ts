@@ -9,7 +9,7 @@
  * a request made from a seed means the same thing whatever the world holds by then.
  */
 import fc from 'fast-check';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 export interface JsonSchema {
   type?: string | string[];
@@ -46,7 +46,7 @@ export const ref = (pool: string): fc.Arbitrary<Ref> => fc.nat().map((n) => new 
 export type Hints = Record<string, fc.Arbitrary<unknown>>;
 
 /** The JSON Schema of `schema` as the OpenAPI document renders a request part. */
-export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
+export function jsonSchemaOf(schema: z.core.$ZodType): JsonSchema {
   return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
 }
 
