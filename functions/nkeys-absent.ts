@@ -6,7 +6,9 @@
  * ask for a signed nonce, the connection fails with this message rather than an obscure one.
  */
 function absent(): never {
-  throw new Error('nkey/JWT authentication is not available in the Worker build: put a token or user:password in NATS_URL');
+  throw new Error(
+    'nkey/JWT authentication is not available in the Worker build: put a token or user:password in NATS_URL',
+  );
 }
 
 export const fromSeed = absent;

@@ -17,6 +17,10 @@
  * reads the journal (src/api/request-journal.ts) and closed with its Pool. Without it they
  * answer 503, as on a Node server without NATS.
  *
+ * `GET /openapi.json` never reaches this code: the document is a file in assets/ (built by
+ * `npm run openapi`), which wrangler.toml's `[assets]` serves before the Worker runs, so the
+ * app is built without it.
+ *
  * LEASEHOLD_ADMIN_KEY (a wrangler secret) works as on Node, where it is ensured at start: an
  * isolate has no start of its own, so the app ensures it before the first credential the
  * isolate resolves (`src/auth/configured-admin-key.ts`). A fresh isolate is the Worker's

@@ -12,9 +12,11 @@ import { pgCode } from '../db/errors.js';
 import { newId } from '../ids.js';
 import { serverSpans } from '../telemetry/server-span.js';
 import { type ApiError, badRequest, errorBody, internalError, notFound, toApiError } from './errors.js';
+import type { OpenApiDocument } from './openapi.js';
 import { PollGate } from './poll-gate.js';
 import { PollRecords } from './poll-record.js';
 import { registerRoutes } from './routes/index.js';
+import { registerOpenApi } from './routes/openapi-json.js';
 import type { StaticFiles } from './static-files.js';
 import type { ApiDeps, AppEnv } from './types.js';
 
@@ -27,6 +29,12 @@ export interface AppOptions {
    * them itself: Node passes them; Workers serve them as static assets and pass nothing.
    */
   staticFiles?: StaticFiles;
+  /**
+   * The document `GET /openapi.json` answers with (assets/openapi.json, built by `npm run
+   * openapi`); without one the app has no such route — the Worker serves the file as a static
+   * asset before the app sees the request.
+   */
+  openapi?: OpenApiDocument;
 }
 
 /**
@@ -60,6 +68,7 @@ export function createApp(
     c.res.headers.set('request-id', requestId);
   });
 
+  if (options.openapi) registerOpenApi(app, options.openapi);
   registerRoutes(app);
   registerConsole(app, options.staticFiles);
 

@@ -1,7 +1,9 @@
 /**
- * The OpenAPI 3.1 document, built from the same zod schemas the routes validate with. Each
- * route file calls `document()` next to its registration; `GET /openapi.json` serves the
- * result, and a test checks that every registered route is documented and vice versa.
+ * The OpenAPI registry: each route file calls `document()` next to its registration, with the
+ * same zod schemas the route validates with. The document itself is built ahead of time from
+ * this registry (`openapi-document.ts`, `npm run openapi`, into assets/openapi.json), so the
+ * running app carries no JSON Schema generator; a test checks that every registered route is
+ * documented and vice versa.
  */
 import * as z from 'zod/mini';
 
@@ -39,89 +41,5 @@ export const errorEnvelope = z.object({
   }),
 });
 
-const SECURITY: Record<Credential, Record<string, string[]>[]> = {
-  environment_key: [{ bearer: [] }],
-  admin_api_key: [{ bearer: [] }, { apiKey: [] }],
-  platform_api_key: [{ bearer: [] }, { apiKey: [] }],
-  none: [],
-};
-
-export function openApiDocument(): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of routes) {
-    const path = r.path.replace(/:(\w+)/g, '{$1}');
-    const params = [...r.path.matchAll(/:(\w+)/g)].map((m) => ({
-      name: m[1],
-      in: 'path',
-      required: true,
-      schema: { type: 'string' },
-    }));
-    const query = Object.entries(r.query ?? {}).map(([name, q]) => ({
-      name,
-      in: 'query',
-      required: q.required ?? false,
-      description: q.description,
-      schema: z.toJSONSchema(q.schema, { io: 'input', unrepresentable: 'any' }),
-    }));
-    const responses: Record<string, unknown> = {};
-    for (const [status, res] of Object.entries(r.responses)) {
-      responses[status] = res.schema
-        ? {
-            description: res.description,
-            content: {
-              'application/json': { schema: z.toJSONSchema(res.schema, { unrepresentable: 'any' }) },
-            },
-          }
-        : { description: res.description };
-    }
-    responses.default = {
-      description: 'Error',
-      content: { 'application/json': { schema: z.toJSONSchema(errorEnvelope) } },
-    };
-    paths[path] ??= {};
-    paths[path][r.method] = {
-      summary: r.summary,
-      security: dedupe(r.credentials.flatMap((c) => SECURITY[c])),
-      'x-leasehold-credentials': r.credentials,
-      parameters: [...params, ...query],
-      ...(r.body
-        ? {
-            requestBody: {
-              required: true,
-              content: {
-                'application/json': {
-                  schema: z.toJSONSchema(r.body, { io: 'input', unrepresentable: 'any' }),
-                },
-              },
-            },
-          }
-        : {}),
-      responses,
-    };
-  }
-  return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Leasehold',
-      version: '0.1.0',
-      description: 'Work queue and self-hosted environment work API.',
-    },
-    components: {
-      securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'Environment key or API key' },
-        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key' },
-      },
-    },
-    paths,
-  };
-}
-
-function dedupe(requirements: Record<string, string[]>[]): Record<string, string[]>[] {
-  const seen = new Set<string>();
-  return requirements.filter((r) => {
-    const key = JSON.stringify(r);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-}
+/** The OpenAPI 3.1 document as JSON, which `GET /openapi.json` answers with. */
+export type OpenApiDocument = Record<string, unknown>;

@@ -1,22 +1,40 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { OPENAPI_ASSET } from '../../functions/openapi.js';
+import { createApp } from '../../src/api/app.js';
 import { documentedRoutes } from '../../src/api/openapi.js';
+import { renderOpenApi } from '../../src/api/openapi-document.js';
 import { testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 
 /**
- * The document as it was served before the schemas moved to zod/mini: a change to how a schema
- * is declared must not change what the API documents (and what the fuzz suite draws from it).
- * A deliberate API change updates this file along with the routes.
+ * The document frozen: a change to how a schema is declared must not change what the API
+ * documents (nor what the fuzz suite draws from it). A deliberate API change updates this file
+ * along with the routes.
  */
 const GOLDEN = JSON.parse(readFileSync(new URL('./openapi.golden.json', import.meta.url), 'utf8')) as unknown;
 
 describe('GET /openapi.json', () => {
   const t = useTestDb('pglite');
 
-  it('serves exactly the frozen document (test/api/openapi.golden.json)', async () => {
+  it('assets/openapi.json is the frozen document (test/api/openapi.golden.json), and the app serves it as it is', async () => {
+    expect(JSON.parse(readFileSync(OPENAPI_ASSET, 'utf8'))).toEqual(GOLDEN);
     const res = await testApi(t.db).call('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
     expect(await res.json()).toEqual(GOLDEN);
+  });
+
+  it("assets/openapi.json is what the routes' schemas render now", () => {
+    expect(readFileSync(OPENAPI_ASSET, 'utf8'), 'assets/openapi.json is stale: run npm run openapi').toBe(
+      renderOpenApi(),
+    );
+  });
+
+  it('an app given no document has no /openapi.json (the Worker serves the file as a static asset)', async () => {
+    const app = createApp({ db: t.db });
+    expect(app.routes.some((r) => r.path === '/openapi.json')).toBe(false);
+    expect((await app.request('/openapi.json')).status).toBe(404);
   });
 
   it('documents exactly the API routes the app serves (fallbacks and the console pages aside)', async () => {

@@ -11,7 +11,6 @@ import type { AppEnv } from '../types.js';
 import { registerAgents } from './agents.js';
 import { registerJournalRoutes } from './journal.js';
 import { registerManagement } from './management.js';
-import { registerOpenApi } from './openapi-json.js';
 import { registerPlatform } from './platform.js';
 import { registerSessions } from './sessions.js';
 import { registerWorkAck } from './work-ack.js';
@@ -25,7 +24,6 @@ import { registerWorkStop } from './work-stop.js';
 import { registerWorkUpdate } from './work-update.js';
 
 export function registerRoutes(app: Hono<AppEnv>): void {
-  registerOpenApi(app);
   registerManagement(app);
   registerAgents(app);
   registerSessions(app);
