@@ -15,8 +15,9 @@
  * console's sign-in page (no database, no credential), so only the app runs; static assets
  * are left out, as they are served before any Worker runs.
  *
- * `LEASEHOLD_COLD_START_BUNDLE=<file.js>` measures another build of the API Worker (an older
- * commit's dry-run output) in its place, for before/after figures.
+ * `LEASEHOLD_COLD_START_BEFORE=<file.js>` adds the subject `api_worker_before`: another build of
+ * the API Worker (an older commit's `wrangler deploy --dry-run` output), measured in the same
+ * rounds for before/after figures (`cold_start_api_vs_before`).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,6 +30,7 @@ import type { BenchContext, Metrics, Scenario } from '../lib/harness.js';
 const FULL = { samples: 15 };
 const SMOKE = { samples: 2 };
 const PATH = '/console/sign-in';
+const BEFORE = process.env.LEASEHOLD_COLD_START_BEFORE;
 
 interface Script {
   file: string;
@@ -67,12 +69,13 @@ export function scenarios(ctx: BenchContext): Scenario[] {
         const emptyFile = path.join(dir, 'empty.js');
         await writeFile(emptyFile, 'export default { fetch() { return new Response("ok"); } };\n');
         const [api, brain] = await Promise.all([
-          process.env.LEASEHOLD_COLD_START_BUNDLE ?? buildWorker('wrangler.toml', path.join(dir, 'api')),
+          buildWorker('wrangler.toml', path.join(dir, 'api')),
           buildWorker('wrangler.brain.toml', path.join(dir, 'brain')),
         ]);
         scripts.empty = { file: emptyFile, config: 'wrangler.toml' };
         scripts.api_worker = { file: api, config: 'wrangler.toml' };
         scripts.brain_worker = { file: brain, config: 'wrangler.brain.toml' };
+        if (BEFORE) scripts.api_worker_before = { file: BEFORE, config: 'wrangler.toml' };
       },
       teardown: async () => {
         if (dir) await rm(dir, { recursive: true, force: true });
@@ -82,8 +85,19 @@ export function scenarios(ctx: BenchContext): Scenario[] {
         empty: sample('empty'),
         api_worker: sample('api_worker'),
         brain_worker: sample('brain_worker'),
+        ...(BEFORE ? { api_worker_before: sample('api_worker_before') } : {}),
       },
       ratios: [
+        ...(BEFORE
+          ? [
+              {
+                name: 'cold_start_api_vs_before',
+                numerator: 'api_worker',
+                denominator: 'api_worker_before',
+                metric: 'startup_over_empty_ms',
+              },
+            ]
+          : []),
         {
           name: 'cold_start_api_vs_empty',
           numerator: 'api_worker',
