@@ -62,13 +62,7 @@ export interface NatsServerOptions {
 
 /** Starts a private nats-server and resolves once it says it is ready. */
 export async function launchNatsServer(options: NatsServerOptions = {}): Promise<NatsServerProcess> {
-  const bin = options.binary ?? findNatsServer();
-  if (!bin) {
-    throw new Error(
-      'nats-server is not installed (looked in $NATS_SERVER_BIN, /usr/sbin, /usr/bin, /usr/local/bin): ' +
-        'install it (Debian: apt-get install nats-server) or set NATS_SERVER_BIN=/path/to/nats-server',
-    );
-  }
+  const bin = requireNatsServer(options.binary);
   const dir = await mkdtemp(path.join(tmpdir(), 'leasehold-nats-'));
   const config = path.join(dir, 'nats.conf');
   const writeConfig = (port: number | -1, wsPort: number | -1, httpPort: number | -1) =>
@@ -80,7 +74,7 @@ export async function launchNatsServer(options: NatsServerOptions = {}): Promise
   await writeConfig(-1, -1, -1);
   let server: Spawned;
   try {
-    server = await spawnServer(bin, config);
+    server = await spawnNatsServer(bin, config);
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
@@ -94,19 +88,11 @@ export async function launchNatsServer(options: NatsServerOptions = {}): Promise
     get pid() {
       return server.child.pid!;
     },
-    kill: async (signal = 'SIGKILL') => {
-      const { child } = server;
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill(signal);
-      await exited;
-    },
+    kill: (signal) => killChild(server.child, signal),
     start: async () => {
-      if (server.child.exitCode === null && server.child.signalCode === null) {
-        throw new Error('nats-server is still running: kill() it before start()');
-      }
+      if (isRunning(server.child)) throw new Error('nats-server is still running: kill() it before start()');
       await writeConfig(port, wsPort, httpPort ?? -1);
-      server = await spawnServer(bin, config);
+      server = await spawnNatsServer(bin, config);
     },
     stop: async () => {
       await stopChild(server.child);
@@ -115,19 +101,34 @@ export async function launchNatsServer(options: NatsServerOptions = {}): Promise
   };
 }
 
-interface Spawned {
+/** The binary to run: `binary`, else `findNatsServer()`; none is an error naming what to install. */
+export function requireNatsServer(binary?: string): string {
+  const bin = binary ?? findNatsServer();
+  if (!bin) {
+    throw new Error(
+      'nats-server is not installed (looked in $NATS_SERVER_BIN, /usr/sbin, /usr/bin, /usr/local/bin): ' +
+        'install it (Debian: apt-get install nats-server) or set NATS_SERVER_BIN=/path/to/nats-server',
+    );
+  }
+  return bin;
+}
+
+export interface Spawned {
   child: ChildProcess;
   port: number;
   wsPort: number;
   /** The monitoring port, when the config asks for one. */
   httpPort: number | null;
+  /** Everything the process has written to stderr so far (its log). */
+  log(): string;
 }
 
 /** Spawns nats-server on `config` and resolves with its ports once it says it is ready. */
-async function spawnServer(bin: string, config: string): Promise<Spawned> {
+export async function spawnNatsServer(bin: string, config: string): Promise<Spawned> {
   const child = spawn(bin, ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const { wsPort, port, httpPort } = await new Promise<Omit<Spawned, 'child'>>((resolve, reject) => {
-    let log = '';
+  // The whole log is kept (a server logs little at its default level): a cluster test reads it.
+  let log = '';
+  const { wsPort, port, httpPort } = await new Promise<Omit<Spawned, 'child' | 'log'>>((resolve, reject) => {
     let wsPort = 0;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -153,11 +154,24 @@ async function spawnServer(bin: string, config: string): Promise<Spawned> {
       reject(new Error(`nats-server exited with ${code} during start:\n${log}`));
     });
   });
-  return { child, port, wsPort, httpPort };
+  return { child, port, wsPort, httpPort, log: () => log };
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+export function isRunning(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** Sends `signal` (default SIGKILL) and waits for the exit; a no-op when it is not running. */
+export async function killChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (!isRunning(child)) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  await exited;
+}
+
+/** SIGTERM, then SIGKILL after the grace period. */
+export function stopChild(child: ChildProcess): Promise<void> {
+  if (!isRunning(child)) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
     child.kill('SIGTERM');

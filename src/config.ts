@@ -139,8 +139,11 @@ export function parseConfig(raw: Record<string, unknown>): Config {
     throw new ConfigError('LEASEHOLD_MODEL_BASE_URL must be an http:// or https:// URL');
   }
   const natsUrl = text('NATS_URL');
-  if (natsUrl !== null && !/^wss?:\/\//.test(natsUrl)) {
-    throw new ConfigError('NATS_URL must be a ws:// or wss:// URL (the journal speaks NATS over websockets)');
+  // A cluster's servers may be listed comma-separated; each is a websocket URL.
+  if (natsUrl !== null && !natsUrl.split(',').every((u) => /^wss?:\/\//.test(u.trim()))) {
+    throw new ConfigError(
+      'NATS_URL must be a ws:// or wss:// URL, or several comma-separated (the journal speaks NATS over websockets)',
+    );
   }
   return {
     databaseUrl,

@@ -136,5 +136,11 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
     expect(() => parseConfig({ PORT: '70000' })).toThrow(/PORT/);
     expect(() => parseConfig({ NATS_URL: 'nats://127.0.0.1:4222' })).toThrow(/NATS_URL/);
+    expect(() => parseConfig({ NATS_URL: 'ws://127.0.0.1:1,nats://127.0.0.1:4222' })).toThrow(/NATS_URL/);
+  });
+
+  it("takes a cluster's websocket URLs comma-separated as NATS_URL", () => {
+    const natsUrl = 'wss://a.example:443, wss://b.example:443,wss://c.example:443';
+    expect(parseConfig({ NATS_URL: natsUrl }).natsUrl).toBe(natsUrl);
   });
 });

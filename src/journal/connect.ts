@@ -11,6 +11,9 @@
  * the same outage a journal call meets on a dropped connection: a host that connects per
  * request answers it as the documented 503, and a brain gives up its turn for later. A URL or
  * a runtime that can never connect stays a plain `JournalTransportError`.
+ *
+ * `url` may list several servers of one cluster, comma-separated: the client starts on any that
+ * answers and fails over to the others (and to those the cluster announces) when its own goes.
  */
 import { type NatsConnection, wsconnect } from '@nats-io/nats-core';
 import { JournalTransportError, JournalUnavailableError } from './errors.js';
@@ -32,8 +35,11 @@ export async function connectJournal(
   url: string,
   options: JournalConnectOptions = {},
 ): Promise<NatsConnection> {
-  if (!/^wss?:\/\//.test(url))
-    throw new JournalTransportError(`NATS URL must be ws:// or wss://, got ${url}`);
+  const servers = url.split(',').map((u) => u.trim());
+  for (const server of servers) {
+    if (!/^wss?:\/\//.test(server))
+      throw new JournalTransportError(`NATS URL must be ws:// or wss://, got ${server}`);
+  }
   const Socket = (options.webSocket ?? (globalThis as { WebSocket?: unknown }).WebSocket) as
     | WebSocketClass
     | undefined;
@@ -51,7 +57,7 @@ export async function connectJournal(
     );
   });
   const connecting = wsconnect({
-    servers: url,
+    servers,
     name: options.name ?? 'leasehold',
     timeout: timeoutMs,
     reconnect: options.reconnect ?? true,
