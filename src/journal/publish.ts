@@ -11,10 +11,15 @@
  * Failures are sorted into what the caller can act on:
  * - 10071 `wrong last sequence` → `WrongLastSequenceError` (internal): someone wrote in
  *   between. Not fencing by itself; Open re-classifies, Append re-reads.
- * - 10059 `stream not found`, or no JetStream responder → `NotProvisionedError`.
+ * - 10059 `stream not found` → `NotProvisionedError`.
+ * - no responder on the subject: no stream leader took it, so nothing was stored. The stream is
+ *   missing (`NotProvisionedError`), or it is replicated and electing a leader, or the cluster
+ *   is not answering (`JournalUnavailableError`): one stream info request tells which.
  * - any other server answer (10054 too big, 10077 stream full, …) and the client refusing to
  *   send (payload over max_payload) → `JournalTransportError`: nothing was stored.
- * - no answer after every retry → `OutcomeUnknownError`: the record may or may not be stored.
+ * - no answer after every retry → `OutcomeUnknownError`: the record may or may not be stored;
+ *   so is a resend after a lost answer that fails any other way than 10071 (a 10071 sends the
+ *   writer to re-read, which finds the record if the lost one landed).
  * - the connection down before the publish → `JournalUnavailableError` at once, nothing sent;
  *   the connection dropping while the publish waits → `OutcomeUnknownError` at once (a
  *   `JournalUnavailableError` that may be stored): no resend, since a request on a dropped
@@ -25,7 +30,7 @@ import { ConnectionError, RequestError, TimeoutError } from '@nats-io/nats-core'
 import { recordHeaders } from './codec.js';
 import { JournalTransportError, JournalUnavailableError, NotProvisionedError } from './errors.js';
 import { LinkDownError, linkUp, untilLinkDown } from './link.js';
-import { journalSubject, msgId, type RecordType, type Task } from './types.js';
+import { JOURNAL_STREAM, journalSubject, msgId, type RecordType, type Task } from './types.js';
 
 /** Identical resends after a lost PubAck, counting the first publish. */
 export const PUBLISH_TRIES = 3;
@@ -36,6 +41,12 @@ export const PUBLISH_TRIES = 3;
  * three times over would only keep a turn holding its lease on a server that is not there.
  */
 export const PUBLISH_TIMEOUT_MS = 2_000;
+/**
+ * How long a publish nobody took waits to learn whether the stream exists. A missing stream is
+ * answered at once (by the cluster's metadata leader); a stream that is electing a leader is
+ * not answered until it has one, which is what the caller would be waiting for.
+ */
+export const STREAM_PROBE_MS = 500;
 
 const WRONG_LAST_SEQUENCE = 10071;
 const STREAM_NOT_FOUND = 10059;
@@ -86,12 +97,21 @@ export async function publishRecord(
       });
       return await untilLinkDown(js, publishing);
     } catch (err) {
-      if (!isLostAnswer(err)) throw classify(err);
+      if (!isLostAnswer(err)) {
+        if (attempt === 0 || isWrongLastSequence(err)) throw await classify(js, err);
+        // An earlier try may have landed; this failure does not say whether it did.
+        lastError = err;
+        break;
+      }
       lastError = err;
       if (err instanceof LinkDownError) break;
     }
   }
   throw new OutcomeUnknownError(`no answer to ${type} #${index}; it may be stored`, { cause: lastError });
+}
+
+function isWrongLastSequence(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE;
 }
 
 /** The request went out (or may have) and no answer came: only a resend can tell. */
@@ -101,15 +121,40 @@ function isLostAnswer(err: unknown): boolean {
   return err instanceof TimeoutError || err instanceof ConnectionError;
 }
 
-function classify(err: unknown): Error {
+async function classify(js: JetStreamClient, err: unknown): Promise<Error> {
   if (err instanceof JetStreamApiError) {
     if (err.code === WRONG_LAST_SEQUENCE) return new WrongLastSequenceError({ cause: err });
     if (err.code === STREAM_NOT_FOUND) return new NotProvisionedError({ cause: err });
     return new JournalTransportError(`${err.code} ${err.message}`, { cause: err });
   }
-  // No stream listens on journal.> (the client reports no responders as "jetstream is not
-  // enabled", a class it does not export).
-  if (err instanceof Error && err.name === 'JetStreamNotEnabled')
-    return new NotProvisionedError({ cause: err });
+  // No stream leader listens on the subject (the client reports no responders as "jetstream
+  // is not enabled", a class it does not export).
+  if (err instanceof Error && err.name === 'JetStreamNotEnabled') {
+    return (await streamMissing(js))
+      ? new NotProvisionedError({ cause: err })
+      : new JournalUnavailableError(`no leader of ${JOURNAL_STREAM} took the write; nothing was stored`, {
+          cause: err,
+        });
+  }
   return new JournalTransportError((err as Error)?.message ?? String(err), { cause: err });
+}
+
+/** True only when the server says the stream does not exist within `STREAM_PROBE_MS`. */
+async function streamMissing(js: JetStreamClient): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const probe = js
+    .jetstreamManager(false)
+    .then((jsm) => jsm.streams.info(JOURNAL_STREAM))
+    .then(
+      () => false,
+      (err: unknown) => err instanceof JetStreamApiError && err.code === STREAM_NOT_FOUND,
+    );
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), STREAM_PROBE_MS);
+  });
+  try {
+    return await Promise.race([probe, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
