@@ -33,6 +33,11 @@ export { purgeRun } from './purge.js';
 export { read } from './read.js';
 export type { ToolCall, ToolResult } from './replay.js';
 export { ScriptedModel } from './scripted-model.js';
+export {
+  fenceHolds,
+  REPLICATED_FENCE_MIN_VERSION,
+  ReplicatedFenceUnsupportedError,
+} from './server-version.js';
 export { ensureJournalStream, JournalStreamMismatchError, type JournalStreamOptions } from './stream.js';
 export type { ToolFn } from './tool.js';
 export {

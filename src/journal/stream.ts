@@ -1,8 +1,9 @@
 /**
  * Provisioning of the AGENT_JOURNAL stream: an explicit, idempotent step run at deploy or
  * start-up, never on the hot path. It refuses an existing stream whose config differs in a
- * field the fence depends on, rather than journal on a stream that cannot keep its promises,
- * and brings an existing stream's limits (discard policy, age, bytes) to what it is given.
+ * field the fence depends on, and a replicated stream on a server too old to fence it
+ * (server-version.ts), rather than journal on a stream that cannot keep its promises; it
+ * brings an existing stream's limits (discard policy, age, bytes) to what it is given.
  *
  * Why `discard: old`. A run's journal is its session's (run = session): it lives as long as
  * the session and is purged when the session is deleted (`purgeRun`, from housekeeping). With
@@ -26,10 +27,11 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { JournalError } from './errors.js';
+import { assertFenceHolds } from './server-version.js';
 import { JOURNAL_STREAM, JOURNAL_SUBJECTS } from './types.js';
 
 export interface JournalStreamOptions {
-  /** 1 for development; 3 in production (nats-server ≥ 2.11 for the fence to hold, see README). */
+  /** 1 for development; 3 in production (nats-server ≥ 2.11.0, refused on older: server-version.ts). */
   replicas?: number;
   /**
    * Store budget in bytes (0 or -1: none). At it, the oldest records are dropped, never an
@@ -109,13 +111,15 @@ export class JournalStreamMismatchError extends JournalError {
  * `max_bytes` only when given, so a process started without them leaves another's alone. A
  * mismatch in a fencing field is an error for an operator, never updated. Returns whether it
  * created the stream and which limits it changed. Concurrent calls with the same options are
- * safe: each update writes the same values.
+ * safe: each update writes the same values. A replicated stream, wanted or found, on a server
+ * that cannot fence it is refused (`ReplicatedFenceUnsupportedError`).
  */
 export async function ensureJournalStream(
   jsm: JetStreamManager,
   options: JournalStreamOptions = {},
 ): Promise<{ created: boolean; updated: LimitField[] }> {
   const wanted = journalStreamConfig(options);
+  assertFenceHolds(jsm, wanted.num_replicas ?? 1);
   let existing: StreamConfig | null = null;
   try {
     existing = (await jsm.streams.info(JOURNAL_STREAM)).config;
@@ -132,6 +136,8 @@ export async function ensureJournalStream(
       existing = (await jsm.streams.info(JOURNAL_STREAM)).config;
     }
   }
+  // Made by hand, or by an earlier release that did not ask.
+  assertFenceHolds(jsm, existing.num_replicas ?? 1);
   for (const field of FENCING_FIELDS) {
     const expected = wanted[field];
     const actual = existing[field] ?? defaultOf(field);

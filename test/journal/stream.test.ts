@@ -10,6 +10,12 @@ import {
 import { Journal } from '../../src/journal/journal.js';
 import { read } from '../../src/journal/read.js';
 import {
+  fenceHolds,
+  parseVersion,
+  REPLICATED_FENCE_MIN_VERSION,
+  ReplicatedFenceUnsupportedError,
+} from '../../src/journal/server-version.js';
+import {
   ensureJournalStream,
   JournalStreamMismatchError,
   journalStreamConfig,
@@ -96,6 +102,48 @@ describe('journal stream provisioning and connection', () => {
     await jsm.streams.add({ ...journalStreamConfig(), allow_direct: true });
     await expect(ensureJournalStream(jsm)).rejects.toThrow(JournalStreamMismatchError);
     await jsm.streams.delete('AGENT_JOURNAL');
+  });
+
+  it('refuses a replicated stream before asking the server when the server is older than the fence needs', async () => {
+    const nc = await nats.connect();
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete('AGENT_JOURNAL').catch(() => {});
+    const version = nc.info!.version;
+    if (fenceHolds(version, 3)) return;
+    const err = await ensureJournalStream(jsm, { replicas: 3 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReplicatedFenceUnsupportedError);
+    expect((err as Error).message).toContain(
+      `needs nats-server ≥ ${REPLICATED_FENCE_MIN_VERSION}, this is ${version}`,
+    );
+    expect((err as Error).message).not.toContain('\n');
+    await expect(jsm.streams.info('AGENT_JOURNAL')).rejects.toMatchObject({ code: 10059 });
+  });
+
+  it('a replicated stream keeps the fence from 2.11.0 on; one replica on any version', () => {
+    expect(parseVersion('2.9.10')).toEqual([2, 9, 10]);
+    expect(parseVersion('v2.11.0-RC.2')).toEqual([2, 11, 0]);
+    expect(parseVersion('nightly')).toBeNull();
+    for (const version of ['2.9.10', '2.9.25', '2.10.29', 'nightly']) {
+      expect(fenceHolds(version, 3), version).toBe(false);
+      expect(fenceHolds(version, 1), version).toBe(true);
+    }
+    for (const version of ['2.11.0', '2.11.3', '2.12.1', '3.0.0'])
+      expect(fenceHolds(version, 3), version).toBe(true);
+  });
+
+  it('connects through a comma-separated list of servers, passing over one that does not answer', async () => {
+    const nc = await connectJournal(`ws://127.0.0.1:1, ${nats.wsUrl}`, {
+      webSocket: WebSocket,
+      timeoutMs: 5_000,
+    });
+    try {
+      expect(nc.info?.jetstream).toBe(true);
+    } finally {
+      await nc.close();
+    }
+    await expect(
+      connectJournal(`${nats.wsUrl},nats://127.0.0.1:4222`, { webSocket: WebSocket }),
+    ).rejects.toThrow(/ws:\/\/ or wss:\/\/, got nats:/);
   });
 
   it('fails fast: no WebSocket is a transport error that is no outage, nothing listening is JournalUnavailableError', async () => {
