@@ -16,7 +16,7 @@
  * - the JetStream client keeps its connection as `nc` (nats.js `JetStreamClientImpl`); a
  *   client without one is not watched, and only timeouts bound its calls.
  */
-import type { JetStreamClient } from '@nats-io/jetstream';
+import { JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
 import {
   ClosedConnectionError,
   ConnectionError,
@@ -141,9 +141,26 @@ export async function readWhileLinkUp<T>(
   }
 }
 
-/** A client failure that says only "no answer came": the link, not the request, failed. */
+/**
+ * A failure that says only "not now": no answer came (the link, not the request, failed), or
+ * the cluster said it cannot serve the request yet (`isClusterNotNow`).
+ */
 export function isUnavailable(err: unknown): boolean {
   if (err instanceof LinkDownError || err instanceof TimeoutError) return true;
   if (err instanceof ConnectionError || err instanceof ClosedConnectionError) return true;
+  if (isClusterNotNow(err)) return true;
   return err instanceof RequestError && !err.isNoResponders();
+}
+
+/** 10008 "JetStream system temporarily unavailable"; 10163 (2.11.0 on) "expected last sequence per subject temporarily unavailable". */
+const NOT_NOW_CODES: ReadonlySet<number> = new Set([10008, 10163]);
+
+/**
+ * A cluster's 503 answers that pass once it has its leaders again: no metadata or stream leader
+ * yet (10008), a new stream leader still applying its log (10163), or a leader that could not
+ * propose the write to its peers (a 503 without a code of its own). Not every 503 — a full
+ * stream is one too (10077), and waiting does not empty it.
+ */
+export function isClusterNotNow(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.status === 503 && (!err.code || NOT_NOW_CODES.has(err.code));
 }

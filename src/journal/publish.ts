@@ -15,6 +15,8 @@
  * - no responder on the subject: no stream leader took it, so nothing was stored. The stream is
  *   missing (`NotProvisionedError`), or it is replicated and electing a leader, or the cluster
  *   is not answering (`JournalUnavailableError`): one stream info request tells which.
+ * - the cluster's "not now" (no leader yet, or one that could not replicate: link.ts
+ *   `isClusterNotNow`) → `JournalUnavailableError`: nothing was stored.
  * - any other server answer (10054 too big, 10077 stream full, …) and the client refusing to
  *   send (payload over max_payload) → `JournalTransportError`: nothing was stored.
  * - no answer after every retry → `OutcomeUnknownError`: the record may or may not be stored;
@@ -29,7 +31,7 @@ import { JetStreamApiError, type JetStreamClient, type PubAck } from '@nats-io/j
 import { ConnectionError, RequestError, TimeoutError } from '@nats-io/nats-core';
 import { recordHeaders } from './codec.js';
 import { JournalTransportError, JournalUnavailableError, NotProvisionedError } from './errors.js';
-import { LinkDownError, linkUp, untilLinkDown } from './link.js';
+import { isClusterNotNow, LinkDownError, linkUp, untilLinkDown } from './link.js';
 import { JOURNAL_STREAM, journalSubject, msgId, type RecordType, type Task } from './types.js';
 
 /** Identical resends after a lost PubAck, counting the first publish. */
@@ -125,6 +127,9 @@ async function classify(js: JetStreamClient, err: unknown): Promise<Error> {
   if (err instanceof JetStreamApiError) {
     if (err.code === WRONG_LAST_SEQUENCE) return new WrongLastSequenceError({ cause: err });
     if (err.code === STREAM_NOT_FOUND) return new NotProvisionedError({ cause: err });
+    // Refused until the cluster has its leaders again: nothing was stored.
+    if (isClusterNotNow(err))
+      return new JournalUnavailableError(`${err.code} ${err.message}`, { cause: err });
     return new JournalTransportError(`${err.code} ${err.message}`, { cause: err });
   }
   // No stream leader listens on the subject (the client reports no responders as "jetstream
