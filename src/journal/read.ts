@@ -5,7 +5,8 @@
  *
  * Every read fails at once with `JournalUnavailableError` while the connection is down, or
  * when it drops mid-read (link.ts): an ordered consumer would otherwise wait for a server
- * that is not there.
+ * that is not there. It fails too when the records stop coming while the connection stays up
+ * (`READ_STALL_MS`): a replicated stream that lost its leader mid-read.
  */
 import {
   DeliverPolicy,
@@ -15,7 +16,7 @@ import {
   type StoredMsg,
 } from '@nats-io/jetstream';
 import { decodeMsg, fromJsMsg } from './codec.js';
-import { CorruptRecordError, NotProvisionedError } from './errors.js';
+import { CorruptRecordError, JournalUnavailableError, NotProvisionedError } from './errors.js';
 import { onLinkDown, readWhileLinkUp } from './link.js';
 import { JOURNAL_STREAM, type JournalRecord, journalSubject } from './types.js';
 
@@ -72,6 +73,14 @@ export async function readRange(
   );
 }
 
+/**
+ * The longest a range read waits for its next record. Every record up to the end of the range
+ * exists (the tail was read first), so a wait this long means the stream lost its leader (a
+ * cluster node died) mid-read. The ordered consumer would notice only after two missed idle
+ * heartbeats (30 s by default), and then recreate itself until a leader is back.
+ */
+export const READ_STALL_MS = 5_000;
+
 async function consumeRange(
   js: JetStreamClient,
   runId: string,
@@ -97,17 +106,44 @@ async function consumeRange(
   );
   // The caller has already given up (readWhileLinkUp); ending the iteration frees the consumer.
   const cancel = onLinkDown(js, () => void messages.close().catch(() => {}));
+  let stalled = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const awaitNext = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      stalled = true;
+      void messages.close().catch(() => {});
+    }, READ_STALL_MS);
+  };
+  let whole = false;
   try {
+    awaitNext();
     for await (const m of messages) {
-      if (m.seq > toSeq) break;
+      awaitNext();
+      if (m.seq > toSeq) {
+        whole = true;
+        break;
+      }
       const record = decode(m, onCorrupt);
       if (record) records.push(record);
-      if (m.seq >= toSeq || records.length >= limit) break;
+      if (m.seq >= toSeq || records.length >= limit) {
+        whole = true;
+        break;
+      }
     }
   } finally {
+    clearTimeout(timer);
     cancel();
     await messages.close().catch(() => {});
-    await consumer.delete().catch(() => {});
+    // After a stall the delete would wait out its own timeout on the leaderless stream too;
+    // the server drops an ordered consumer left behind once it is inactive.
+    const deleting = consumer.delete().catch(() => {});
+    if (!stalled) await deleting;
+  }
+  if (stalled && !whole) {
+    throw new JournalUnavailableError(
+      `reading ${journalSubject(runId, stepId)}: no record for ${READ_STALL_MS} ms (the stream has no leader?)`,
+    );
   }
   return records;
 }

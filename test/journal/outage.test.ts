@@ -10,7 +10,7 @@ import { check } from '../../src/journal/check.js';
 import { JournalUnavailableError } from '../../src/journal/errors.js';
 import { Journal } from '../../src/journal/journal.js';
 import { OutcomeUnknownError } from '../../src/journal/publish.js';
-import { read } from '../../src/journal/read.js';
+import { READ_STALL_MS, read, readRange } from '../../src/journal/read.js';
 import {
   connectJs,
   nextStatus,
@@ -123,5 +123,20 @@ describe('the journal during a NATS outage', () => {
       'entry',
       'commit',
     ]);
+  });
+  it('a range read whose records stop coming while the connection stays up fails with JournalUnavailableError after READ_STALL_MS', async () => {
+    const { js } = await connectJs(nats);
+    const run = uniqueRun();
+    const j = await Journal.open(js, taskOf(run));
+    const last = await j.append('entry', { only: true });
+    // Two records past the tail never come: what a replicated stream that lost its leader
+    // mid-read looks like from the consumer, on a connection that never drops.
+    const { ms, error } = await elapsed(() => readRange(js, run, STEP, 1, last + 2));
+    expect(error).toBeInstanceOf(JournalUnavailableError);
+    expect((error as Error).message).toMatch(/no record for/);
+    expect(ms).toBeGreaterThanOrEqual(READ_STALL_MS - 50);
+    expect(ms).toBeLessThan(READ_STALL_MS + FAST_MS);
+    // The records that are there read as ever.
+    expect(await recordTypes(js, run)).toEqual(['claim', 'entry']);
   });
 });
