@@ -6,8 +6,8 @@
  * - two writers holding the same expected sequence at the same moment: a single replica stores
  *   one and refuses the other; 3 replicas on nats-server before 2.9.21 store both, because the
  *   leader checks the expected last subject sequence against what it has applied, before it
- *   replicates, and no replica checks it again as it applies. The stale write lands after the
- *   successor's claim, and check() reports the broken chain.
+ *   replicates, and no replica checks it again as it applies. Whichever lands second was
+ *   written on a tail that had moved, and check() reports the broken chain.
  * - one writer before a stream-leader change and one after, holding the same sequence: the new
  *   leader refuses the stale one. (It had applied the first write: the old leader sends the
  *   commit to its followers before it acknowledges. A follower that missed that commit could
@@ -36,7 +36,7 @@ import {
   STREAM_PROBE_MS,
   WrongLastSequenceError,
 } from '../../src/journal/publish.js';
-import { read } from '../../src/journal/read.js';
+import { READ_STALL_MS, read } from '../../src/journal/read.js';
 import {
   fenceHolds,
   parseVersion,
@@ -58,22 +58,22 @@ const WRITERS = atScale(4, 8);
 const ROUNDS = atScale(1, 3);
 /** Entries per iteration before its commit. */
 const ENTRIES = 5;
-/** The JetStream API's own timeout: a read of a stream without a leader fails after it. */
+/** The JetStream API's own timeout: a request nobody answers (no leader yet) fails after it. */
 const API_TIMEOUT_MS = 5_000;
-/**
- * A failed append returns within this: its three identical publishes time out (2 s each), or
- * one found no stream leader and the probe asking whether the stream exists gave up (0.5 s);
- * a 10071 adds one re-read of the tail and the records after it.
- */
-const APPEND_FAIL_BOUND_MS = PUBLISH_TRIES * PUBLISH_TIMEOUT_MS + STREAM_PROBE_MS + 2 * API_TIMEOUT_MS;
-/** A failed Journal.open returns within this: a tail read, a range read, its claim's publishes. */
-const OPEN_FAIL_BOUND_MS = 2 * API_TIMEOUT_MS + PUBLISH_TRIES * PUBLISH_TIMEOUT_MS + STREAM_PROBE_MS;
+/** A write's three identical publishes time out (2 s each), or one found no leader and the probe gave up. */
+const PUBLISH_FAIL_BOUND_MS = PUBLISH_TRIES * PUBLISH_TIMEOUT_MS + STREAM_PROBE_MS;
+/** A read: the tail (one request), then a consumer (one request) and its records, each within READ_STALL_MS. */
+const READ_FAIL_BOUND_MS = 2 * API_TIMEOUT_MS + READ_STALL_MS;
+/** A failed append or commit returns within this: its publishes, and after a 10071 one re-read. */
+const APPEND_FAIL_BOUND_MS = PUBLISH_FAIL_BOUND_MS + READ_FAIL_BOUND_MS;
+/** A failed Journal.open returns within this: its read, then its claim's publishes. */
+const OPEN_FAIL_BOUND_MS = READ_FAIL_BOUND_MS + PUBLISH_FAIL_BOUND_MS;
 /**
  * Every writer appends again within this of a fault. nats-server 2.9.10 elects a stream leader
  * 4–9 s after losing one, and a metadata leader (which reads need: they make a consumer) as long
  * again when the killed node was that too; a writer's read sent meanwhile waits out its 5 s.
  */
-const RESUME_BOUND_MS = 45_000;
+const RESUME_BOUND_MS = 60_000;
 
 let cluster: NatsCluster;
 let admin: NatsConnection;
@@ -118,10 +118,10 @@ describe('the fence on a 3-node nats-server cluster', () => {
   it('two writers holding the same expected sequence at once: 1 replica refuses one; 3 replicas on nats-server < 2.9.21 store both, and check() reports the broken chain', async (ctx) => {
     const nc = await cluster.connect();
     const js = jetstream(nc);
-    const outcomes: Record<number, { both: number; one: number; flagged: number }> = {};
+    const outcomes: Record<number, { both: number; one: number; flagged: number; claimFirst: number }> = {};
     for (const replicas of [1, 3]) {
       await recreateStream(replicas);
-      const tally = { both: 0, one: 0, flagged: 0 };
+      const tally = { both: 0, one: 0, flagged: 0, claimFirst: 0 };
       for (let i = 0; i < RACES; i++) {
         const run = `race${replicas}x${i}`;
         // The holder claimed; its lease lapsed, and a successor read the same tail.
@@ -134,7 +134,10 @@ describe('the fence on a 3-node nats-server cluster', () => {
         ]);
         if (late.status === 'fulfilled' && claim.status === 'fulfilled') {
           tally.both += 1;
-          // The holder's write landed after the successor's claim: the chain shows it.
+          // Whichever landed second was written on a tail that had moved: after the claim, the
+          // holder wrote past its successor; before it, the successor claimed without seeing the
+          // holder's record (an unsafe tool's intent, say). The chain shows it either way.
+          if (claim.value.seq < late.value) tally.claimFirst += 1;
           const report = await check(nc, run);
           const violations = report.steps.flatMap((s) => s.violations);
           if (violations.some((v) => v.startsWith('chain:'))) tally.flagged += 1;
@@ -149,7 +152,7 @@ describe('the fence on a 3-node nats-server cluster', () => {
       outcomes[replicas] = tally;
     }
     // One replica: the fence holds in every race.
-    expect(outcomes[1]).toEqual({ both: 0, one: RACES, flagged: 0 });
+    expect(outcomes[1]).toEqual({ both: 0, one: RACES, flagged: 0, claimFirst: 0 });
     // Three replicas: from 2.9.21 on every replica checks again as it applies, and one is refused.
     if (checksOnApply(serverVersion)) {
       expect(outcomes[3]!.both).toBe(0);
@@ -163,8 +166,9 @@ describe('the fence on a 3-node nats-server cluster', () => {
       load: `${RACES} races per replica count: a holder's append and a successor's claim, same expected sequence, sent in one tick`,
       faults: `none: a lapsed holder racing its successor, on nats-server ${serverVersion}`,
       result:
-        `1 replica: ${outcomes[1]!.both}/${RACES} both stored; ` +
-        `3 replicas: ${outcomes[3]!.both}/${RACES} both stored (the holder's write after the successor's claim), ` +
+        `1 replica: ${outcomes[1]!.both}/${RACES} both stored, the other refused by the fence; ` +
+        `3 replicas: ${outcomes[3]!.both}/${RACES} both stored (${outcomes[3]!.claimFirst} with the holder's write after ` +
+        `the successor's claim, ${outcomes[3]!.both - outcomes[3]!.claimFirst} with the claim blind to the holder's write), ` +
         `check() reported a chain violation in ${outcomes[3]!.flagged} of them`,
     });
   });
@@ -302,7 +306,27 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
     const failures: Failure[] = [];
     /** Per writer, when the newest acknowledged write was sent. */
     const lastAckSent: number[] = connections.map(() => 0);
+    /** Per writer, the journal call it waits on, if any: a call that never returns is a failure too. */
+    const inFlight: Array<{ op: Failure['op']; since: number } | null> = connections.map(() => null);
     let stopping = false;
+
+    /** `call` with its writer's in-flight entry set while it runs. */
+    async function tracked<T>(w: number, op: Failure['op'], call: () => Promise<T>): Promise<T> {
+      inFlight[w] = { op, since: performance.now() };
+      try {
+        return await call();
+      } finally {
+        inFlight[w] = null;
+      }
+    }
+
+    /** The writers that have waited on one call for longer than its bound. */
+    const hung = () =>
+      inFlight.flatMap((f, w) =>
+        f && performance.now() - f.since > (f.op === 'open' ? OPEN_FAIL_BOUND_MS : APPEND_FAIL_BOUND_MS)
+          ? [`w${w} in ${f.op} for ${((performance.now() - f.since) / 1000).toFixed(1)} s`]
+          : [],
+      );
 
     async function writer(w: number, js: JetStreamClient): Promise<void> {
       const run = `w${w}`;
@@ -315,7 +339,9 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
         let started = performance.now();
         try {
           // Retried through every outage: the crash-loop guard is for handlers that fail on their own.
-          journal = await Journal.open(js, task, { restartLimit: Number.POSITIVE_INFINITY });
+          journal = await tracked(w, 'open', () =>
+            Journal.open(js, task, { restartLimit: Number.POSITIVE_INFINITY }),
+          );
         } catch (error) {
           failures.push({ op: 'open', error, ms: performance.now() - started, at: performance.now() });
           delivered += 1;
@@ -329,14 +355,14 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
           for (let e = have; e < ENTRIES && !stopping; e++) {
             n += 1;
             started = performance.now();
-            const seq = await journal.append('entry', { w, n });
+            const seq = await tracked(w, 'append', () => journal.append('entry', { w, n }));
             acked[w]!.push({ seq, n });
             lastAckSent[w] = started;
           }
           if (stopping) break;
           op = 'commit';
           started = performance.now();
-          await journal.commit({ action: 'continue' });
+          await tracked(w, 'commit', () => journal.commit({ action: 'continue' }));
           lastAckSent[w] = started;
           iteration += 1;
           delivered = 1;
@@ -353,6 +379,8 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
     async function untilAllWrite(since: number): Promise<number> {
       for (;;) {
         if (lastAckSent.every((t) => t > since)) return Math.max(...lastAckSent) - since;
+        const stuck = hung();
+        if (stuck.length > 0) throw new Error(`journal calls past their bound: ${stuck.join(', ')}`);
         if (performance.now() - since > RESUME_BOUND_MS) {
           const stuck = lastAckSent.flatMap((t, w) => (t > since ? [] : [`w${w}`]));
           throw new Error(`${stuck.join(', ')} did not write again within ${RESUME_BOUND_MS} ms`);
@@ -364,7 +392,8 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
     const started = performance.now();
     const running = connections.map((nc, w) => writer(w, jetstream(nc)));
     const faults: Fault[] = [];
-    try {
+
+    async function injectFaults(): Promise<void> {
       await untilAllWrite(started);
       for (let round = 0; round < ROUNDS; round++) {
         // (a) The stream leader dies without a word.
@@ -389,10 +418,20 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
         await untilStreamSettled(admin, { replicas: 2 });
       }
       await sleep(500);
-    } finally {
-      stopping = true;
-      await Promise.all(running);
     }
+
+    const faultFailure = await injectFaults().then(
+      () => null,
+      (err: unknown) => err,
+    );
+    stopping = true;
+    // A writer stuck in a call would keep this waiting forever: give up on it past its bound.
+    const drained = Promise.all(running);
+    while (await Promise.race([drained.then(() => false), sleep(250).then(() => true)])) {
+      const stuck = hung();
+      if (stuck.length > 0) throw new Error(`journal calls past their bound: ${stuck.join(', ')}`);
+    }
+    if (faultFailure) throw faultFailure;
     const totalMs = performance.now() - started;
 
     // No acknowledged append lost: each is stored at the sequence it was acknowledged with, in order.
@@ -431,7 +470,8 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
       result:
         `${appends} appends acknowledged, 0 lost, each at its acknowledged sequence, in order; ` +
         `${failures.length} failures, all JournalUnavailableError (${why(/connection/)} connection down or dropped, ` +
-        `${why(/no leader of/)} no stream leader, ${why(/timeout/)} read timeouts, ${unknown} OutcomeUnknownError): ` +
+        `${why(/no leader of/)} no stream leader, ${why(/temporarily unavailable/)} cluster not available, ` +
+        `${why(/: timeout/)} read timeouts, ${why(/no record for/)} stalled reads, ${unknown} OutcomeUnknownError): ` +
         `appends/commits ${writes.length}, slowest ${(max(writes) / 1000).toFixed(1)} s (bound ${APPEND_FAIL_BOUND_MS / 1000} s), ` +
         `opens ${opens.length}, slowest ${(max(opens) / 1000).toFixed(1)} s (bound ${OPEN_FAIL_BOUND_MS / 1000} s); ` +
         `every writer appending again ${range(kills)} after a leader kill, ${range(stops)} after a node stop; ` +
