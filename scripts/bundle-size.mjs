@@ -94,7 +94,7 @@ for (const worker of WORKERS) {
       process.stderr.write(
         `bundle: the gzipped ${worker.name} bundle is ${gzip.toFixed(1)} KiB, over its budget of ${worker.budgetGzipKib} KiB. ` +
           'Find what grew (esbuild metafile, or the source map in the dry-run output), or raise ' +
-          'its budgetGzipKib in scripts/bundle-size.mjs and the README line deliberately.\n',
+          'its budgetGzipKib in scripts/bundle-size.mjs and the figure in docs/deployment.md ("Bundle size") deliberately.\n',
       );
       process.exitCode = 1;
     }

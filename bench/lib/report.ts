@@ -1,4 +1,4 @@
-/** The bench's outputs: a Markdown table on stdout and the JSON file the README quotes. */
+/** The bench's outputs: a Markdown table on stdout and the JSON file docs/benchmarks-latest.md is rendered from. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { formatNumber, type Goal, type Results } from './harness.js';

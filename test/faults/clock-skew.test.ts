@@ -1,6 +1,5 @@
 /**
- * The app process's wall clock skewed an hour either way changes nothing (README,
- * "Guarantees"): the database stamps all time. The real Node server runs with an injected
+ * The app process's wall clock skewed an hour either way changes nothing (docs/guarantees.md): the database stamps all time. The real Node server runs with an injected
  * clock (`preload/skew-clock.mjs`: `Date` an hour ahead or behind; each response shows the
  * process's own reading, so the skew is checked to be in effect before anything else), and
  * every lease, reservation, heartbeat and poll window it stamps is measured against the

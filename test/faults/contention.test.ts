@@ -1,5 +1,5 @@
 /**
- * Contention (README, "Guarantees"): many claimers of both lanes over one queue, with early
+ * Contention (docs/guarantees.md): many claimers of both lanes over one queue, with early
  * lease loss, then an independent SQL audit. Real PostgreSQL, the real Node server
  * (`startServer`) and the official SDK; the claimers are in `contention-claimers.ts`, the
  * audit in `contention-audit.ts`, the database's own change log in `contention-history.ts`.

@@ -1,5 +1,5 @@
 /**
- * Crashed and paused workers (README, "Guarantees"), with real processes: the Node server
+ * Crashed and paused workers (docs/guarantees.md), with real processes: the Node server
  * (`startServer`) and a customer's worker (`workers/sdk-worker.ts`, the official SDK) as a
  * child process that takes an item and heartbeats it forever. The test kills it with SIGKILL
  * (or freezes it with SIGSTOP) mid-lease and plays the replacement worker itself, through

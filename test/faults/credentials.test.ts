@@ -1,5 +1,5 @@
 /**
- * Credentials at rest and in the compare (README, "Guarantees"): keys are
+ * Credentials at rest and in the compare (docs/guarantees.md): keys are
  * stored only as SHA-256 digests, compared in constant time after hashing, and no issued
  * secret reaches a table or the server's output.
  */

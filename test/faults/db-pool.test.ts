@@ -1,5 +1,5 @@
 /**
- * Connection-pool exhaustion (README, "Guarantees"): every pooled connection of the Node server
+ * Connection-pool exhaustion (docs/guarantees.md): every pooled connection of the Node server
  * stuck behind a lock another session holds. Requests that cannot get a connection must be
  * answered 503 with `retry-after` once the acquire timeout passes — never left to hang — and
  * the server must carry on as soon as the lock goes.

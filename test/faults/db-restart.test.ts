@@ -1,5 +1,5 @@
 /**
- * PostgreSQL crashing under load (README, "Guarantees"): the Node server runs on a private cluster
+ * PostgreSQL crashing under load (docs/guarantees.md): the Node server runs on a private cluster
  * that the test crashes (`pg_ctl stop -m immediate`: no checkpoint, every client cut) and
  * restarts three times while platform-lane workers claim and complete over HTTP and an
  * enqueuer adds work. Afterwards an audit in plain SQL checks what the clients were told.

@@ -1,5 +1,5 @@
 /**
- * HTTP fuzzing (README, "Guarantees"): for every route the OpenAPI registry documents, fast-check
+ * HTTP fuzzing (docs/guarantees.md): for every route the OpenAPI registry documents, fast-check
  * sends valid requests drawn from the route's own schemas and mutated ones (≥ 30 %), first in
  * process and then over loopback HTTP to the real Node server. Every answer is below 500, a
  * documented status, an error in the documented envelope or a success in its schema, with no

@@ -1,5 +1,5 @@
 /**
- * Tenant isolation and key lifecycle (README, "Guarantees"), as one
+ * Tenant isolation and key lifecycle (docs/guarantees.md), as one
  * matrix generated from the route registry: every route × no key, malformed keys, keys in
  * the query string, wrong secrets, revoked and expired keys, another environment's key, API
  * keys of the wrong scope and environment keys off their lane × own, foreign, off-the-wire

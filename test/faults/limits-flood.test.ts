@@ -1,5 +1,5 @@
 /**
- * A flood of long polls does not starve claims (README, "Guarantees"). The real Node
+ * A flood of long polls does not starve claims (docs/guarantees.md). The real Node
  * server, with its pool of 10, holds a thousand long polls open on empty environments — each
  * poller re-polling the moment it is answered — while a platform-lane worker claims and
  * completes items over HTTP. Parked polls hold no connection, so claims must all succeed

@@ -1,5 +1,5 @@
 /**
- * Resource limits (README, "Guarantees"), the 400 side: metadata over its caps (pair count,
+ * Resource limits (docs/guarantees.md), the 400 side: metadata over its caps (pair count,
  * key and value length, and the item's key count after a patch, which racing patches cannot
  * overshoot), JSON nested too deep, and list pages over 100 — on the real Node server.
  * `block_ms` above the maximum clamps rather than failing.

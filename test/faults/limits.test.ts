@@ -1,5 +1,5 @@
 /**
- * Resource limits (README, "Guarantees"): concurrent long polls over their caps are refused
+ * Resource limits (docs/guarantees.md): concurrent long polls over their caps are refused
  * with 429 and `retry-after`; bodies over their caps are refused with 413 whether their
  * length is declared or chunked (the real Node server over loopback, since the adapter is
  * what reads them). Metadata, nesting and page-size caps (400) are in `limits-metadata.test.ts`,

@@ -1,5 +1,5 @@
 /**
- * NATS killed under durable turns (README, "Guarantees"): workers take model turns from
+ * NATS killed under durable turns (docs/guarantees.md): workers take model turns from
  * the queue's claim lane and run each as a durable turn — a model call, an unsafe tool call, a
  * progress entry, a second model call, a commit — against a private nats-server. Mid-journal
  * (inside an unsafe tool, after its intent is recorded: the worst place) the server is

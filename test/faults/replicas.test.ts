@@ -1,5 +1,5 @@
 /**
- * Many Node replicas on one PostgreSQL (README, "Scale out"): three servers
+ * Many Node replicas on one PostgreSQL (docs/deployment.md, "Scale out"): three servers
  * (`functions/node.ts`, each its own process, one DATABASE_URL) start together on an empty
  * database — they migrate it once between them — and serve one queue. SDK
  * WorkPollers and platform-lane claimers send every call — poll, ack, heartbeat, stop; claim,

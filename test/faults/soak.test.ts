@@ -1,5 +1,5 @@
 /**
- * Soak (README, "Guarantees"): the Node server under a steady, open-loop mix of the work API —
+ * Soak (docs/guarantees.md): the Node server under a steady, open-loop mix of the work API —
  * enqueue, poll, ack, heartbeat, stop, list and stats — for ten minutes at full scale. The
  * server reports its own heap after a forced collection (`soak/heap-probe.mjs`), so growth
  * means retained memory. Passes with zero errors and a heap slope under the bound after the

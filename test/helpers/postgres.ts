@@ -21,7 +21,7 @@ export async function adminQuery(text: string): Promise<pg.QueryResult> {
   } catch (err) {
     throw new Error(
       `PostgreSQL is not reachable at ${redact(ADMIN_URL)} (${(err as Error).message}). ` +
-        'The tests need a real PostgreSQL: start it (see README, "Running the tests") or set LEASEHOLD_TEST_DATABASE_URL.',
+        'The tests need a real PostgreSQL: start it (see docs/testing.md) or set LEASEHOLD_TEST_DATABASE_URL.',
     );
   }
   try {

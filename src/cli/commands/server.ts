@@ -13,7 +13,7 @@ export const serverCommands: CommandDef[] = [
     summary: 'run the Node server (as `npm start`) until SIGTERM or Ctrl-C',
     details:
       'Configured by the environment as `npm start` is: DATABASE_URL, PORT, HOST, ' +
-      'LEASEHOLD_ADMIN_KEY, NATS_URL… (see the README, "Configuration").',
+      'LEASEHOLD_ADMIN_KEY, NATS_URL… (see docs/configuration.md).',
     usesApi: false,
     async run(cmd: Command) {
       expectPositionals(cmd.positionals, []);
@@ -26,8 +26,8 @@ export const serverCommands: CommandDef[] = [
     summary: "run the brain (as `npm run brain`): the sessions' model turns, until SIGTERM or Ctrl-C",
     details:
       'Configured by the environment: DATABASE_URL (the PostgreSQL the servers use), NATS_URL and ' +
-      'LEASEHOLD_MODEL are required; LEASEHOLD_BRAIN_SLOTS, LEASEHOLD_MODEL_API_KEY… (see the README, ' +
-      '"Sessions and agents"). A signal stops it claiming; the turns in hand finish, then it exits 0.',
+      'LEASEHOLD_MODEL are required; LEASEHOLD_BRAIN_SLOTS, LEASEHOLD_MODEL_API_KEY… (see ' +
+      'docs/sessions.md). A signal stops it claiming; the turns in hand finish, then it exits 0.',
     usesApi: false,
     async run(cmd: Command) {
       expectPositionals(cmd.positionals, []);

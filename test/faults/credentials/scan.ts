@@ -1,5 +1,5 @@
 /**
- * A small source scanner for the timing-safe comparison gate (README, "Guarantees"): finds
+ * A small source scanner for the timing-safe comparison gate (docs/guarantees.md): finds
  * every `===`, `!==`, `==` and `!=` in TypeScript source with comments, string contents and
  * regular expressions blanked out, and names its two operands. A comparison whose operand is
  * named like a secret (`secret`, `token`, `key`, `proof`, `hash`, `digest`) is a finding

@@ -17,7 +17,7 @@ import type { World } from './world.js';
 
 /** A digest of every table is compared around one request in this many. */
 const DIGEST_EVERY = 25;
-/** The slowest answer allowed (README, "Guarantees"), a long poll's own wait aside. */
+/** The slowest answer allowed (docs/guarantees.md), a long poll's own wait aside. */
 export const MAX_ANSWER_MS = 2_000;
 
 const ALL_ROUTES = routeModels();

@@ -1,7 +1,7 @@
 /**
  * The isolation matrix, generated from the route registry (`documentedRoutes()`): every
  * documented route × every caller × every id its path takes (own, foreign, off the wire,
- * missing), each with the answer the lanes and the credentials table of the README allow. A route added later is
+ * missing), each with the answer the lanes and the credentials table of docs/api.md allow. A route added later is
  * probed with no change here; `PLANS` only adds the bodies and query strings that let the
  * own-id probe succeed, so that a 404 for a foreign id is not a 404 for every id.
  */
