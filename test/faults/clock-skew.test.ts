@@ -4,7 +4,7 @@
  * process's own reading, so the skew is checked to be in effect before anything else), and
  * every lease, reservation, heartbeat and poll window it stamps is measured against the
  * database's clock. The lease keeper and housekeeping are run in this process under the
- * same skew. A source scan keeps wall-clock reads out of lease arithmetic (T4's lint guard).
+ * same skew. A source scan keeps wall-clock reads out of lease arithmetic (a lint guard).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -307,7 +307,7 @@ async function stoppingItem(environmentId: string, offset: string): Promise<stri
 }
 
 /**
- * Wall-clock reads in src/ (T4's lint guard). Lease arithmetic belongs to the database, and
+ * Wall-clock reads in src/ (a lint guard). Lease arithmetic belongs to the database, and
  * process time to the monotonic clock seam (src/clock.ts); each wall-clock read that remains
  * is listed with why it cannot move a lease. A new one fails here until it is justified.
  */

@@ -31,7 +31,7 @@ describe('Journal.append: the fenced write', () => {
   const nats = useNatsServer();
   beforeAll(() => provisionJournal(nats));
 
-  it('every record carries the seven headers, MsgID(task, index) and the previous seq as its fence (15)', async () => {
+  it('every record carries the seven headers, MsgID(task, index) and the previous seq as its fence', async () => {
     const { js, nc } = await connectJs(nats);
     const run = uniqueRun();
     const t = taskOf(run, { dispatchNonce: 'n7', iteration: 3, attempt: 2, delivered: 4, streamSeq: 42 });
@@ -75,7 +75,7 @@ describe('Journal.append: the fenced write', () => {
     expect(j.seq()).toBe(previous);
   });
 
-  it('the identical message published twice is answered duplicate with the same seq, and stored once (16)', async () => {
+  it('the identical message published twice is answered duplicate with the same seq, and stored once', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const t = taskOf(run);
@@ -131,7 +131,7 @@ describe('Journal.append: the fenced write', () => {
     expect(records.map((r) => r.data)).toEqual([expect.anything(), { maybe: true }]);
   });
 
-  it('a 10071 caused by another claim fences the writer for good, and later calls do no I/O (18)', async () => {
+  it('a 10071 caused by another claim fences the writer for good, and later calls do no I/O', async () => {
     const a = await connectJs(nats);
     const b = await connectJs(nats);
     const run = uniqueRun();
@@ -152,7 +152,7 @@ describe('Journal.append: the fenced write', () => {
     expect(await recordTypes(b.js, run)).toEqual(['claim', 'claim']);
   });
 
-  it("a 10071 where only the writer's own records follow is retried after them, unfenced (19)", async () => {
+  it("a 10071 where only the writer's own records follow is retried after them, unfenced", async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const t = taskOf(run);
@@ -167,7 +167,7 @@ describe('Journal.append: the fenced write', () => {
     expect(records[2]).toMatchObject({ seq, expectedSeq: planted.seq, data: { mine: true } });
   });
 
-  it('a foreign record of an earlier iteration does not fence; one of a later iteration does (19, 18)', async () => {
+  it('a foreign record of an earlier iteration does not fence; one of a later iteration does', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const t = taskOf(run, { iteration: 1 });
@@ -191,7 +191,7 @@ describe('Journal.append: the fenced write', () => {
     );
   });
 
-  it('a stalled holder is fenced by its AckWait redelivery, which commits (20)', async () => {
+  it('a stalled holder is fenced by its AckWait redelivery, which commits', async () => {
     const { js, nc } = await connectJs(nats);
     const jsm = await jetstreamManager(nc);
     await jsm.streams.add({ name: 'TASKS', subjects: ['task.>'] });
@@ -232,7 +232,7 @@ describe('Journal.append: the fenced write', () => {
     expect((await jsm.consumers.info('TASKS', 'agents')).num_ack_pending).toBe(0);
   });
 
-  it('two claims with one MsgID but different delivered are deduplicated: why delivered is in the id (24)', async () => {
+  it('two claims with one MsgID but different delivered are deduplicated: why delivered is in the id', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const subject = journalSubject(run, STEP);
@@ -252,7 +252,7 @@ describe('Journal.append: the fenced write', () => {
     expect((err as JetStreamApiError).code).toBe(10071);
   });
 
-  it('appending after commit throws CommittedError and writes nothing (25)', async () => {
+  it('appending after commit throws CommittedError and writes nothing', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const j = await Journal.open(js, taskOf(run));

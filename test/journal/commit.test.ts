@@ -15,7 +15,7 @@ import {
 import { useNatsServer } from '../helpers/nats.js';
 
 /**
- * What the journal gives the worker around the lifecycle event (scenarios 28–32). Publishing
+ * What the journal gives the worker around the lifecycle event. Publishing
  * the event, its MsgID, acking and the engine's idempotency are the worker's and engine's; the
  * last test shows the pattern the glue is meant to follow, on JetStream's own dedup.
  */
@@ -25,7 +25,7 @@ describe('Journal.commit and recovery around the lifecycle event', () => {
 
   const wait = { kind: 'input', request_ids: ['r9'], timeout_ms: 60_000 };
 
-  it('a crash between commit and publish: the redelivery gets committed() and committedSeq(), no claim (28)', async () => {
+  it('a crash between commit and publish: the redelivery gets committed() and committedSeq(), no claim', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const d1 = await Journal.open(js, taskOf(run));
@@ -44,7 +44,7 @@ describe('Journal.commit and recovery around the lifecycle event', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'commit']);
   });
 
-  it('a crash after publish but before ack finds the same commit, from any delivery or resend (29)', async () => {
+  it('a crash after publish but before ack finds the same commit, from any delivery or resend', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const d1 = await Journal.open(js, taskOf(run));
@@ -57,7 +57,7 @@ describe('Journal.commit and recovery around the lifecycle event', () => {
     expect(await recordCount(js, run)).toBe(2);
   });
 
-  it('a late redelivery of iteration N after N+1 claimed is stale and writes nothing (30)', async () => {
+  it('a late redelivery of iteration N after N+1 claimed is stale and writes nothing', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const n = await Journal.open(js, taskOf(run));
@@ -68,7 +68,7 @@ describe('Journal.commit and recovery around the lifecycle event', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'commit', 'claim']);
   });
 
-  it('a recovered continue commit carries the identical wait (31)', async () => {
+  it('a recovered continue commit carries the identical wait', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const d1 = await Journal.open(js, taskOf(run));
@@ -78,7 +78,7 @@ describe('Journal.commit and recovery around the lifecycle event', () => {
     expect(d2.committed()).toEqual({ action: 'continue', wait });
   });
 
-  it('a fenced worker writes nothing: neither at Open nor at commit (32)', async () => {
+  it('a fenced worker writes nothing: neither at Open nor at commit', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const d1 = await Journal.open(js, taskOf(run, { delivered: 1 }));
@@ -92,7 +92,7 @@ describe('Journal.commit and recovery around the lifecycle event', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'claim', 'commit']);
   });
 
-  it('worker glue pattern: an event rebuilt from committed() under a deterministic id is stored once (28, 29)', async () => {
+  it('worker glue pattern: an event rebuilt from committed() under a deterministic id is stored once', async () => {
     const { js, nc } = await connectJs(nats);
     await (await jetstreamManager(nc)).streams.add({ name: 'EVENTS', subjects: ['events.>'] });
     const run = uniqueRun();

@@ -10,7 +10,7 @@ import { useNatsServer } from '../helpers/nats.js';
 describe('Journal.append against the stream limits', () => {
   const nats = useNatsServer();
 
-  it('an append over max_msg_size fails as a transport error (10054), leaves no record, and the handle goes on (26)', async () => {
+  it('an append over max_msg_size fails as a transport error (10054), leaves no record, and the handle goes on', async () => {
     await provisionJournal(nats, { maxMsgSize: 4096 });
     const { js } = await connectJs(nats);
     const run = uniqueRun();
@@ -25,7 +25,7 @@ describe('Journal.append against the stream limits', () => {
     expect((await read(js, run, STEP)).map((r) => r.type)).toEqual(['claim', 'entry']);
   });
 
-  it("an append over the server's max_payload is refused by the client as a transport error (26)", async () => {
+  it("an append over the server's max_payload is refused by the client as a transport error", async () => {
     await provisionJournal(nats);
     const { js } = await connectJs(nats);
     const run = uniqueRun();

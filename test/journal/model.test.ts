@@ -9,7 +9,7 @@ describe('Journal.model: durable model responses', () => {
   const nats = useNatsServer();
   beforeAll(() => provisionJournal(nats));
 
-  it('a recovering claim returns the response recorded at position 0 without a request (49)', async () => {
+  it('a recovering claim returns the response recorded at position 0 without a request', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const model = new ScriptedModel({ text: 'plan A' }, { text: 'plan B' });
@@ -28,7 +28,7 @@ describe('Journal.model: durable model responses', () => {
     ]);
   });
 
-  it('a failed request records nothing and the same position asks again (50)', async () => {
+  it('a failed request records nothing and the same position asks again', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const j = await Journal.open(js, taskOf(run));
@@ -45,7 +45,7 @@ describe('Journal.model: durable model responses', () => {
     expect((await read(js, run, STEP)).at(-1)).toMatchObject({ type: 'model.response', data: { call: 0 } });
   });
 
-  it("a new attempt after a commit requests afresh, never reusing an earlier attempt's response (51)", async () => {
+  it("a new attempt after a commit requests afresh, never reusing an earlier attempt's response", async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const model = new ScriptedModel('first try', 'second try');
@@ -58,7 +58,7 @@ describe('Journal.model: durable model responses', () => {
     expect(model.requests()).toBe(2);
   });
 
-  it('interleaved model and tool calls replay in order, and the next model call goes live (52)', async () => {
+  it('interleaved model and tool calls replay in order, and the next model call goes live', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const model = new ScriptedModel('call the tool', 'summarise', 'done');

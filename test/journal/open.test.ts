@@ -28,7 +28,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
   const nats = useNatsServer();
   beforeAll(() => provisionJournal(nats));
 
-  it('an empty journal gets one claim at index 0 with expected 0, and nothing to rebuild (1)', async () => {
+  it('an empty journal gets one claim at index 0 with expected 0, and nothing to rebuild', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const t = taskOf(run, { dispatchNonce: 'n1' });
@@ -51,7 +51,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(j.mode()).toBe('fresh');
   });
 
-  it('a task for iteration N when the tail is N+1 is stale and writes nothing (2)', async () => {
+  it('a task for iteration N when the tail is N+1 is stale and writes nothing', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const j0 = await Journal.open(js, taskOf(run));
@@ -63,7 +63,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(await recordCount(js, run)).toBe(before);
   });
 
-  it("the tail being this attempt's commit yields committed() and no claim; every write is CommittedError (3)", async () => {
+  it("the tail being this attempt's commit yields committed() and no claim; every write is CommittedError", async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const first = await Journal.open(js, taskOf(run));
@@ -84,7 +84,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'commit']);
   });
 
-  it('a retry after attempt 1 committed fail claims as a new attempt with restarts 0 (4)', async () => {
+  it('a retry after attempt 1 committed fail claims as a new attempt with restarts 0', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const a1 = await Journal.open(js, taskOf(run));
@@ -97,7 +97,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(a2.committed()).toBeNull();
   });
 
-  it('an older delivery opening after a newer claim is fenced and writes nothing (5)', async () => {
+  it('an older delivery opening after a newer claim is fenced and writes nothing', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     await Journal.open(js, taskOf(run, { delivered: 2 }));
@@ -106,7 +106,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(await recordCount(js, run)).toBe(1);
   });
 
-  it('the original message opening after its resend claimed is fenced, whatever its delivery count (6)', async () => {
+  it('the original message opening after its resend claimed is fenced, whatever its delivery count', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     await Journal.open(js, taskOf(run, { streamSeq: 11, delivered: 1 }));
@@ -116,7 +116,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(await recordCount(js, run)).toBe(1);
   });
 
-  it("a newer delivery claims after an older claim, and the older holder's next append is fenced (7)", async () => {
+  it("a newer delivery claims after an older claim, and the older holder's next append is fenced", async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const d1 = await Journal.open(js, taskOf(run, { delivered: 1 }));
@@ -129,7 +129,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'claim', 'entry']);
   });
 
-  it("state() of iteration 1 is iteration 0's continue state, stored as base64 (8)", async () => {
+  it("state() of iteration 1 is iteration 0's continue state, stored as base64", async () => {
     const { js, nc } = await connectJs(nats);
     const run = uniqueRun();
     const state = new Uint8Array([0, 1, 2, 250, 255]);
@@ -147,7 +147,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(retry.state()).toEqual(state);
   });
 
-  it("records() on a recovering claim holds only this iteration's earlier records, in order (9)", async () => {
+  it("records() on a recovering claim holds only this iteration's earlier records, in order", async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const j0 = await Journal.open(js, taskOf(run));
@@ -167,7 +167,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(seen[1]!.data).toEqual({ it: 1 });
   });
 
-  it('a pause as the newest record before the claim is resumed; anything after it is not (10)', async () => {
+  it('a pause as the newest record before the claim is resumed; anything after it is not', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const d1 = await Journal.open(js, taskOf(run));
@@ -182,7 +182,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(d3.resume()).toEqual({ name: '', ok: false });
   });
 
-  it('restarts() counts the bare claims at the tail; any other record resets it (11)', async () => {
+  it('restarts() counts the bare claims at the tail; any other record resets it', async () => {
     const { js } = await connectJs(nats);
     const off = { restartLimit: Number.POSITIVE_INFINITY };
     const bare = uniqueRun();
@@ -201,7 +201,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(seen).toEqual([0, 1, 0, 1]);
   });
 
-  it('at the restart limit Open claims, commits fail non_retriable, reports once and throws RestartLimitError (12)', async () => {
+  it('at the restart limit Open claims, commits fail non_retriable, reports once and throws RestartLimitError', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     for (const delivered of [1, 2, 3]) await Journal.open(js, taskOf(run, { delivered }));
@@ -215,7 +215,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     await expect(failed).rejects.toMatchObject({ restarts: 3 });
     const records = await read(js, run, STEP);
     expect(records.map((r) => r.type)).toEqual(['claim', 'claim', 'claim', 'claim', 'commit']);
-    const fail = { action: 'fail', failure_type: 'non_retriable', error: 'restart limit reached (3)' };
+    const fail = { action: 'fail', failure_type: 'non_retriable', error: 'restart limit reached' };
     expect(records[4]).toMatchObject({ task: { delivered: 4 }, data: fail });
     expect(published).toEqual([fail]);
 
@@ -225,7 +225,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(published).toHaveLength(1);
   });
 
-  it('a configured restart limit trips earlier (12)', async () => {
+  it('a configured restart limit trips earlier', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     await Journal.open(js, taskOf(run, { delivered: 1 }), { restartLimit: 1 });
@@ -235,7 +235,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'claim', 'commit']);
   });
 
-  it('Open and read() throw NotProvisionedError when AGENT_JOURNAL is missing (13)', async () => {
+  it('Open and read() throw NotProvisionedError when AGENT_JOURNAL is missing', async () => {
     const { js, nc } = await connectJs(nats);
     const jsm = await jetstreamManager(nc);
     await jsm.streams.delete(JOURNAL_STREAM);
@@ -247,7 +247,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     }
   });
 
-  it('read() of a step that never ran is empty (14)', async () => {
+  it('read() of a step that never ran is empty', async () => {
     const { js } = await connectJs(nats);
     expect(await read(js, uniqueRun(), STEP)).toEqual([]);
   });
@@ -296,12 +296,12 @@ describe('Journal.open: classify, rebuild, claim', () => {
     return outcomes;
   }
 
-  it('two racing deliveries never land an older claim after a newer one, over 50 rounds (22)', async () => {
+  it('two racing deliveries never land an older claim after a newer one, over 50 rounds', async () => {
     const outcomes = await race({ delivered: 1 }, { delivered: 2 }, 50);
     expect(outcomes.newerFirst + outcomes.olderFirst).toBe(50);
   });
 
-  it('two racing resends are ordered by stream_seq the same way, over 50 rounds (23)', async () => {
+  it('two racing resends are ordered by stream_seq the same way, over 50 rounds', async () => {
     const outcomes = await race({ streamSeq: 20, delivered: 1 }, { streamSeq: 21, delivered: 1 }, 50);
     expect(outcomes.newerFirst + outcomes.olderFirst).toBe(50);
   });

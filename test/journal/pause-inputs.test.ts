@@ -19,7 +19,7 @@ describe('Journal pause/resume and placed inputs', () => {
   const nats = useNatsServer();
   beforeAll(() => provisionJournal(nats));
 
-  it('pause writes a record, the nak delays the next delivery, which resumes it with restarts 0 (53)', async () => {
+  it('pause writes a record, the nak delays the next delivery, which resumes it with restarts 0', async () => {
     const { js, nc } = await connectJs(nats);
     const jsm = await jetstreamManager(nc);
     await jsm.streams.add({ name: 'TASKS', subjects: ['task.>'] });
@@ -74,7 +74,7 @@ describe('Journal pause/resume and placed inputs', () => {
     expect(d3.restarts()).toBe(0);
   });
 
-  it('an input placed in iteration 0 is known, with its iteration and content, to iteration 2 (54)', async () => {
+  it('an input placed in iteration 0 is known, with its iteration and content, to iteration 2', async () => {
     const { js } = await connectJs(nats);
     const run = uniqueRun();
     const j0 = await Journal.open(js, taskOf(run));
@@ -100,7 +100,7 @@ describe('Journal pause/resume and placed inputs', () => {
     });
   });
 
-  it('placing one request twice throws, in the same iteration or a later one; an injected twin fails Check invariant 5 (55)', async () => {
+  it('placing one request twice throws, in the same iteration or a later one; an injected twin fails Check invariant 5', async () => {
     const { js, nc } = await connectJs(nats);
     const run = uniqueRun();
     const j0 = await Journal.open(js, taskOf(run));

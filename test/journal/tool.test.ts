@@ -58,7 +58,7 @@ describe('Journal.tool: durable tool calls', () => {
     };
   }
 
-  it('a fresh call writes its intent, runs once, writes its result; call 0 has key run.step.iteration.0 (33)', async () => {
+  it('a fresh call writes its intent, runs once, writes its result; call 0 has key run.step.iteration.0', async () => {
     const { js, run, key } = await setup();
     const j = await Journal.open(js, taskOf(run));
     const seen: ToolCall[] = [];
@@ -79,7 +79,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect((await j.tool({ name: 'search', input: { q: 'more' } }, 'safe', tool.fn)).key).toBe(key(1));
   });
 
-  it('a recovering claim returns the recorded result without running the tool (34)', async () => {
+  it('a recovering claim returns the recorded result without running the tool', async () => {
     const { js, run } = await setup();
     const d1 = await Journal.open(js, taskOf(run, { delivered: 1 }));
     const first = countingTool({ sent: true });
@@ -92,7 +92,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'tool.intent', 'tool.result', 'claim']);
   });
 
-  it('an intent without result recorded and replayed safe runs again: one result, no second intent (35)', async () => {
+  it('an intent without result recorded and replayed safe runs again: one result, no second intent', async () => {
     const { js, run, key } = await setup();
     const { d2, finishD1 } = await stallInTool(js, run, 'safe');
     const tool = countingTool('rerun');
@@ -104,7 +104,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'tool.intent', 'claim', 'tool.result']);
   });
 
-  it('an unsafe intent without result is answered interrupted with its key; the tool does not run (36)', async () => {
+  it('an unsafe intent without result is answered interrupted with its key; the tool does not run', async () => {
     const { js, run, key } = await setup();
     const { d2, finishD1 } = await stallInTool(js, run, 'unsafe');
     const tool = countingTool();
@@ -118,7 +118,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect(records[3]!.data).toEqual(result);
   });
 
-  it('a rerun needs both declarations safe: safe then unsafe, and unsafe then safe, are interrupted (37)', async () => {
+  it('a rerun needs both declarations safe: safe then unsafe, and unsafe then safe, are interrupted', async () => {
     for (const [recorded, current] of [
       ['safe', 'unsafe'],
       ['unsafe', 'safe'],
@@ -133,7 +133,7 @@ describe('Journal.tool: durable tool calls', () => {
     }
   });
 
-  it("an interrupted result's partial holds the entries its holder appended after the intent, in order (38)", async () => {
+  it("an interrupted result's partial holds the entries its holder appended after the intent, in order", async () => {
     const { js, run } = await setup();
     const d1 = await Journal.open(js, taskOf(run, { delivered: 1 }));
     await d1.append('entry', { before: 'the tool' });
@@ -160,7 +160,7 @@ describe('Journal.tool: durable tool calls', () => {
     await expect(stalled).rejects.toThrow(FencedError);
   });
 
-  it('a different tool name at a recorded position is a ReplayMismatchError: nothing written, nothing run (39)', async () => {
+  it('a different tool name at a recorded position is a ReplayMismatchError: nothing written, nothing run', async () => {
     const { js, run } = await setup();
     const d1 = await Journal.open(js, taskOf(run, { delivered: 1 }));
     await d1.tool({ name: 'search', input: 1 }, 'safe', countingTool().fn);
@@ -172,7 +172,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'tool.intent', 'tool.result', 'claim']);
   });
 
-  it('inputs compare as canonical JSON: other bytes of the same value match, another value does not (40)', async () => {
+  it('inputs compare as canonical JSON: other bytes of the same value match, another value does not', async () => {
     const { js, run, key } = await setup();
     const d1t = taskOf(run, { delivered: 1 });
     const d1 = await Journal.open(js, d1t);
@@ -194,7 +194,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect(tool.runs()).toBe(1);
   });
 
-  it("a new attempt answers an earlier unsafe call's recorded result under its earlier key (41)", async () => {
+  it("a new attempt answers an earlier unsafe call's recorded result under its earlier key", async () => {
     const { js, run, key } = await setup();
     const a1 = await Journal.open(js, taskOf(run));
     await a1.tool({ name: 'read' }, 'safe', countingTool('page').fn);
@@ -214,7 +214,7 @@ describe('Journal.tool: durable tool calls', () => {
     ]);
   });
 
-  it('a new attempt answers an earlier unsafe intent without result as interrupted, with its partial (42)', async () => {
+  it('a new attempt answers an earlier unsafe intent without result as interrupted, with its partial', async () => {
     const { js, run, key } = await setup();
     const a1 = await Journal.open(js, taskOf(run));
     await a1.tool({ name: 'read' }, 'safe', countingTool('page').fn);
@@ -245,7 +245,7 @@ describe('Journal.tool: durable tool calls', () => {
     await expect(stalled).rejects.toThrow(FencedError);
   });
 
-  it('a new attempt honours two identical earlier unsafe calls once each, and runs a third (43)', async () => {
+  it('a new attempt honours two identical earlier unsafe calls once each, and runs a third', async () => {
     const { js, run, key } = await setup();
     const a1 = await Journal.open(js, taskOf(run));
     const call = { name: 'charge', input: { cents: 100 } };
@@ -265,7 +265,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect(tool.runs()).toBe(1);
   });
 
-  it('a new attempt runs an earlier safe call afresh (44)', async () => {
+  it('a new attempt runs an earlier safe call afresh', async () => {
     const { js, run, key } = await setup();
     const a1 = await Journal.open(js, taskOf(run));
     await a1.tool({ name: 'read', input: 'a' }, 'safe', countingTool('old').fn);
@@ -281,7 +281,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect(tool.runs()).toBe(1);
   });
 
-  it("a tool's own failure is recorded in result.error, not thrown, and the iteration still commits (45)", async () => {
+  it("a tool's own failure is recorded in result.error, not thrown, and the iteration still commits", async () => {
     const { js, run, key } = await setup();
     const j = await Journal.open(js, taskOf(run));
     const result = await j.tool({ name: 'fetch' }, 'safe', async () => {
@@ -292,7 +292,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'tool.intent', 'tool.result', 'commit']);
   });
 
-  it('tool() on a fenced handle throws FencedError without running the tool (46)', async () => {
+  it('tool() on a fenced handle throws FencedError without running the tool', async () => {
     const { js, run } = await setup();
     const d1 = await Journal.open(js, taskOf(run, { delivered: 1 }));
     await Journal.open(js, taskOf(run, { delivered: 2 }));
@@ -305,7 +305,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'claim']);
   });
 
-  it('a fenced handle does not rerun a safe call either, though a rerun writes no intent first (46)', async () => {
+  it('a fenced handle does not rerun a safe call either, though a rerun writes no intent first', async () => {
     const { js, run } = await setup();
     const { d2, finishD1 } = await stallInTool(js, run, 'safe');
     await Journal.open(js, taskOf(run, { delivered: 3 }));
@@ -319,7 +319,7 @@ describe('Journal.tool: durable tool calls', () => {
     await finishD1();
   });
 
-  it('a second call while a tool runs is ConcurrentUseError; the tool itself may append entries (47)', async () => {
+  it('a second call while a tool runs is ConcurrentUseError; the tool itself may append entries', async () => {
     const { js, run } = await setup();
     const j = await Journal.open(js, taskOf(run));
     const release = deferred();
@@ -346,7 +346,7 @@ describe('Journal.tool: durable tool calls', () => {
     await j.tool({ name: 'other' }, 'safe', countingTool().fn);
   });
 
-  it('an entry is refused while a model request or another append is pending: only a tool may interleave (47)', async () => {
+  it('an entry is refused while a model request or another append is pending: only a tool may interleave', async () => {
     const { js, run } = await setup();
     const j = await Journal.open(js, taskOf(run));
     const release = deferred();
@@ -367,7 +367,7 @@ describe('Journal.tool: durable tool calls', () => {
     expect(await recordTypes(js, run)).toEqual(['claim', 'model.response', 'entry']);
   });
 
-  it('a tool output that is not a JSON value is rejected before its result is recorded (48)', async () => {
+  it('a tool output that is not a JSON value is rejected before its result is recorded', async () => {
     const { js, run } = await setup();
     const j = await Journal.open(js, taskOf(run));
     await expect(j.tool({ name: 'bad' }, 'safe', async () => new Map() as never)).rejects.toThrow(TypeError);

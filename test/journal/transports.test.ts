@@ -1,5 +1,5 @@
 /**
- * Scenario 21: the fence lives in the server, not in the transport — a claim written over a
+ * The fence lives in the server, not in the transport — a claim written over a
  * websocket fences a writer on plain TCP, and the reverse. (Its own file: nats-core's
  * transport factory is process-global, and vitest gives each file its own process.)
  */
@@ -21,7 +21,7 @@ const task = (runId: string, delivered: number): Task => ({
 describe('fencing across transports', () => {
   const nats = useNatsServer();
 
-  it('a claim made over a websocket fences a TCP writer, and a TCP claim fences a websocket writer (21)', async () => {
+  it('a claim made over a websocket fences a TCP writer, and a TCP claim fences a websocket writer', async () => {
     const tcp = await connect({ servers: `127.0.0.1:${nats.port}` });
     try {
       // Whichever transport connected last installed its factory; connect both up front.

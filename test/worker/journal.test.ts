@@ -1,5 +1,5 @@
 /**
- * Scenario 64: the journal from inside workerd — `wsconnect` over workerd's own WebSocket,
+ * The journal from inside workerd — `wsconnect` over workerd's own WebSocket,
  * one connection per request — opens, appends, runs a tool and commits against a local server.
  */
 import { env } from 'cloudflare:test';
@@ -10,7 +10,7 @@ import { connectJournal, ensureJournalStream, Journal, read } from '../../src/jo
 const natsUrl = (env as unknown as { NATS_URL: string }).NATS_URL;
 
 describe('the journal inside workerd', () => {
-  it('opens, appends, runs a tool and commits through wsconnect with the global WebSocket (64)', async () => {
+  it('opens, appends, runs a tool and commits through wsconnect with the global WebSocket', async () => {
     const nc = await connectJournal(natsUrl, { reconnect: false });
     try {
       await ensureJournalStream(await jetstreamManager(nc));
