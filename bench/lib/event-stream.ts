@@ -12,6 +12,7 @@ export interface OpenStream {
 export async function openEventStream(url: string, headers: Record<string, string>): Promise<OpenStream> {
   const ac = new AbortController();
   const res = await fetch(url, { headers, signal: ac.signal });
+  if (!res.ok) throw new Error(`event stream ${url}: ${res.status} ${await res.text()}`);
   const waiting: Array<{ type: string; resolve: (at: number) => void }> = [];
   void (async () => {
     const decoder = new TextDecoder();

@@ -15,11 +15,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startNatsServer } from '../../test/helpers/nats-server.js';
+import { startCountProxy } from '../../test/helpers/pg-count-proxy.js';
 import { type RunningServer, startServer } from '../../test/helpers/server.js';
 import { openNotifyProbe } from '../anchors/pickup-listen.js';
 import { openEventStream, sampleLoop } from '../lib/event-stream.js';
 import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
-import { startCountProxy } from '../lib/pg-count-proxy.js';
 
 // Idle windows of 30 s: each holds exactly one idle claim per brain slot (IDLE_WAIT_MS), so the
 // brain baseline subtracts out of the streams' window.

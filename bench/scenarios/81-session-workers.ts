@@ -23,10 +23,10 @@ import { randomBytes } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { ensureJournalStream } from '../../src/journal/stream.js';
 import { startNatsServer } from '../../test/helpers/nats-server.js';
+import { startCountProxy } from '../../test/helpers/pg-count-proxy.js';
 import { type RunningWorkers, startWorkers } from '../../test/helpers/workers.js';
 import { openEventStream, sampleLoop } from '../lib/event-stream.js';
 import type { BenchContext, Scenario } from '../lib/harness.js';
-import { startCountProxy } from '../lib/pg-count-proxy.js';
 import { fakeModel } from './80-session.js';
 
 const FULL = { samples: 100, warmup: 10, streams: 5, idleMs: 30_000 };

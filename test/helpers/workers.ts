@@ -29,15 +29,17 @@ export const BRAIN_WORKER = 'leasehold-brain';
 export interface WorkersOptions {
   /** A postgres:// URL to a migrated database (reached through a wsproxy this helper starts). */
   databaseUrl: string;
-  /** ws:// URL of a nats-server's websocket listener, the journal stream provisioned. */
-  natsUrl: string;
+  /** ws:// URL of a nats-server's websocket listener, the journal stream provisioned (the brain needs one). */
+  natsUrl?: string;
   /** The first admin API key (LEASEHOLD_ADMIN_KEY). */
   adminKey: string;
-  /** The Messages API the brain calls (LEASEHOLD_MODEL=anthropic). */
-  modelBaseUrl: string;
-  modelApiKey: string;
+  /** The Messages API the brain calls (LEASEHOLD_MODEL=anthropic); the brain needs both. */
+  modelBaseUrl?: string;
+  modelApiKey?: string;
   /** Run the brain Worker and bind it as BRAIN (default true); false: the API Worker alone. */
   brain?: boolean;
+  /** More settings for the API Worker (e.g. LEASEHOLD_LISTEN). */
+  settings?: Record<string, string>;
 }
 
 export interface RunningWorkers {
@@ -47,6 +49,8 @@ export interface RunningWorkers {
   sweep(): Promise<void>;
   /** Everything workerd wrote so far (the last 64 KiB): the Workers' console.warn/error. */
   output(): string;
+  /** The wsproxy between the Workers and PostgreSQL (its `delayMs` stands in for the network). */
+  wsProxy: WsProxy;
   close(): Promise<void>;
 }
 
@@ -65,6 +69,8 @@ export async function buildWorker(config: string, outdir: string): Promise<strin
 
 export async function startWorkers(options: WorkersOptions): Promise<RunningWorkers> {
   const withBrain = options.brain ?? true;
+  if (withBrain && (!options.natsUrl || !options.modelBaseUrl || !options.modelApiKey))
+    throw new Error('startWorkers: the brain Worker needs natsUrl, modelBaseUrl and modelApiKey');
   let output = '';
   const dir = await mkdtemp(path.join(tmpdir(), 'leasehold-workers-'));
   const cleanups: Array<() => Promise<unknown>> = [() => rm(dir, { recursive: true, force: true })];
@@ -88,7 +94,7 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
     const shared = {
       DATABASE_URL: options.databaseUrl,
       LEASEHOLD_NEON_WS_PROXY: `127.0.0.1:${proxy.port}`,
-      NATS_URL: options.natsUrl,
+      ...(options.natsUrl ? { NATS_URL: options.natsUrl } : {}),
     };
     const keep = (stream: Readable) =>
       stream.on('data', (chunk: Buffer) => {
@@ -112,7 +118,12 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
           modules: true,
           scriptPath: api,
           modulesRoot: path.dirname(api),
-          bindings: { ...apiConfig.bindings, ...shared, LEASEHOLD_ADMIN_KEY: options.adminKey },
+          bindings: {
+            ...apiConfig.bindings,
+            ...shared,
+            LEASEHOLD_ADMIN_KEY: options.adminKey,
+            ...options.settings,
+          },
           ...(withBrain ? { serviceBindings: { BRAIN: BRAIN_WORKER } } : {}),
         },
         ...(brain
@@ -127,8 +138,8 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
                   ...brainConfig.bindings,
                   ...shared,
                   LEASEHOLD_MODEL: 'anthropic',
-                  LEASEHOLD_MODEL_API_KEY: options.modelApiKey,
-                  LEASEHOLD_MODEL_BASE_URL: options.modelBaseUrl,
+                  LEASEHOLD_MODEL_API_KEY: options.modelApiKey!,
+                  LEASEHOLD_MODEL_BASE_URL: options.modelBaseUrl!,
                 },
               },
             ]
@@ -147,6 +158,7 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
           throw new Error(`the brain Worker's sweep ended ${result.outcome}; workerd's output:\n${output}`);
       },
       output: () => output,
+      wsProxy: proxy,
       close,
     };
   } catch (err) {

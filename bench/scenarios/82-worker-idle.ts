@@ -1,0 +1,321 @@
+/**
+ * worker_idle: what an idle BYOC worker costs, and how soon a waiting one hears of work, on the
+ * Node server and on the API Worker (the `wrangler deploy` bundle under workerd, its database
+ * through the Neon driver, a local wsproxy and a statement-counting proxy). Raw HTTP, not the
+ * SDK's WorkPoller, whose own 1–3 s sleep between empty polls would hide what a poll costs.
+ *
+ * - idle: `pollers` loops of back-to-back `GET /work/poll?block_ms=999` (with the SDK's
+ *   `Anthropic-Worker-ID`) on an empty environment: statements and new database connections
+ *   per minute per poller, and statements per long poll;
+ * - wake: a long poll already waiting when an item is enqueued (straight into PostgreSQL, at a
+ *   random point 150–650 ms into the poll): enqueue → the poll's answer, p50/p99;
+ * - stream: statements per minute of one open event stream of an idle session (Worker);
+ * - calls: the wall time of each call of a work cycle (poll with work waiting → ack →
+ *   heartbeat → stop) on the Worker, with no delay and with `delayMs` each way between the
+ *   Worker and PostgreSQL (the wsproxy holds every message); the difference over the round
+ *   trip is the number of round trips the call waited on, the websocket upgrade counted as
+ *   one (in production TCP and TLS add theirs). `poll_cold` is a poll whose key the isolate's
+ *   credential cache no longer holds.
+ */
+import { randomUUID } from 'node:crypto';
+import { issueEnvironmentKey } from '../../src/auth/credentials.js';
+import { connectPg, type PgConnection } from '../../src/db/drivers/node-pg.js';
+import { enqueue } from '../../src/queue/enqueue.js';
+import { stopWork } from '../../src/queue/stop.js';
+import { createSession, setupSession } from '../../test/helpers/factories.js';
+import { type CountProxy, startCountProxy } from '../../test/helpers/pg-count-proxy.js';
+import { type RunningServer, startServer } from '../../test/helpers/server.js';
+import { type RunningWorkers, startWorkers } from '../../test/helpers/workers.js';
+import { openEventStream } from '../lib/event-stream.js';
+import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
+
+const FULL = { pollers: 4, idleMs: 30_000, wakeSamples: 100, cycles: 30, cold: 5, streams: 4, delayMs: 20 };
+const SMOKE = { pollers: 1, idleMs: 3_000, wakeSamples: 5, cycles: 3, cold: 1, streams: 1, delayMs: 20 };
+/** An event stream's re-read backoff grows over its first seconds (no LISTEN): past that is its idle cost. */
+const STREAM_SETTLE_MS = { full: 8_000, smoke: 3_000 };
+const BLOCK_MS = 999;
+/** The credential cache's life (src/auth/credential-cache.ts) plus a margin. */
+const CREDENTIAL_FORGOTTEN_MS = 2_100;
+
+type Sizes = typeof FULL;
+
+export function scenarios(ctx: BenchContext): Scenario[] {
+  const sizes = ctx.smoke ? SMOKE : FULL;
+  const settle = ctx.smoke ? STREAM_SETTLE_MS.smoke : STREAM_SETTLE_MS.full;
+  let rig: Rig | null = null;
+  return [
+    {
+      name: 'worker_idle',
+      description:
+        `idle BYOC pollers (${sizes.pollers}, back-to-back block_ms=999 raw HTTP) on Node and on the Worker under workerd: ` +
+        'statements and new DB connections per minute per poller; Worker: enqueue → blocked poll answered (p50/p99), ' +
+        `statements per idle event-stream minute, and poll/ack/heartbeat/stop wall time with 0 and ${sizes.delayMs} ms each way to PostgreSQL`,
+      setup: async () => {
+        rig = await startRig(ctx.databaseUrl);
+      },
+      teardown: async () => {
+        await rig?.close();
+        rig = null;
+      },
+      subjects: {
+        node: () => idle(rig!.node, sizes),
+        workers: async () => ({
+          ...(await idle(rig!.workers, sizes)),
+          ...(await wake(rig!.workers, rig!.db, sizes)),
+          stream_statements_per_min: await idleStream(rig!, sizes.streams, settle, sizes.idleMs),
+        }),
+        workers_calls: () => calls(rig!, sizes),
+      },
+      goals: [
+        { subject: 'workers', metric: 'statements_per_long_poll', goal: { op: '<=', value: 3 } },
+        { subject: 'workers', metric: 'wake_p50_ms', goal: { op: '<=', value: 200 } },
+        { subject: 'workers', metric: 'wake_p99_ms', goal: { op: '<=', value: 500 } },
+      ],
+    },
+  ];
+}
+
+/** One server under test: its base URL and the counting proxy in front of its database. */
+interface Target {
+  baseURL: string;
+  counter: CountProxy;
+  environmentId: string;
+  key: string;
+}
+
+interface Rig {
+  db: PgConnection;
+  node: Target;
+  workers: Target & { running: RunningWorkers; adminKey: string };
+  close(): Promise<void>;
+}
+
+async function startRig(databaseUrl: string): Promise<Rig> {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const close = async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => {});
+  };
+  try {
+    const db = connectPg(databaseUrl, { max: 2 });
+    cleanups.push(() => db.close());
+    const target = new URL(databaseUrl);
+    const counted = async () => {
+      const counter = await startCountProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      cleanups.push(() => counter.close());
+      const url = new URL(databaseUrl);
+      url.host = counter.address;
+      return { counter, url: url.toString() };
+    };
+    const environment = async () => {
+      const { environmentId } = await setupSession(db.db, 'self_hosted');
+      return { environmentId, key: (await issueEnvironmentKey(db.db, environmentId, 'bench', null)).key };
+    };
+
+    const nodeDb = await counted();
+    const server: RunningServer = await startServer({
+      databaseUrl: nodeDb.url,
+      env: { LEASEHOLD_HOUSEKEEPING_EVERY_MS: '0' },
+    });
+    cleanups.push(() => server.stop());
+    const workersDb = await counted();
+    const adminKey = `lh_bench_admin_${randomUUID().replaceAll('-', '')}`;
+    const running = await startWorkers({ databaseUrl: workersDb.url, adminKey, brain: false });
+    cleanups.push(() => running.close());
+    return {
+      db,
+      node: { baseURL: server.baseURL, counter: nodeDb.counter, ...(await environment()) },
+      workers: {
+        baseURL: running.baseURL,
+        counter: workersDb.counter,
+        running,
+        adminKey,
+        ...(await environment()),
+      },
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+const headers = (t: Target, workerId?: string) => ({
+  authorization: `Bearer ${t.key}`,
+  ...(workerId ? { 'anthropic-worker-id': workerId } : {}),
+});
+
+async function longPoll(t: Target, workerId: string, signal?: AbortSignal): Promise<{ id: string } | null> {
+  const res = await fetch(`${t.baseURL}/v1/environments/${t.environmentId}/work/poll?block_ms=${BLOCK_MS}`, {
+    headers: headers(t, workerId),
+    signal,
+  });
+  if (!res.ok) throw new Error(`poll: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { id: string } | null;
+}
+
+/** Idle pollers polling back to back for `idleMs`, after a second of warm-up. */
+async function idle(t: Target, sizes: Sizes): Promise<Metrics> {
+  let counting = false;
+  let stop = false;
+  let polls = 0;
+  const loops = Array.from({ length: sizes.pollers }, async () => {
+    const workerId = randomUUID();
+    while (!stop) {
+      const work = await longPoll(t, workerId);
+      if (work) throw new Error(`worker_idle: the idle environment handed out ${work.id}`);
+      if (counting && !stop) polls++;
+    }
+  });
+  await new Promise((r) => setTimeout(r, 1_000));
+  const statements = t.counter.statements();
+  const connections = t.counter.connections();
+  counting = true;
+  const started = performance.now();
+  await new Promise((r) => setTimeout(r, sizes.idleMs));
+  const elapsed = performance.now() - started;
+  const perMinute = (n: number) => n / (elapsed / 60_000) / sizes.pollers;
+  const sent = t.counter.statements() - statements;
+  const opened = t.counter.connections() - connections;
+  stop = true;
+  await Promise.all(loops);
+  return {
+    statements_per_min: perMinute(sent),
+    connections_per_min: perMinute(opened),
+    long_polls_per_min: perMinute(polls),
+    statements_per_long_poll: sent / Math.max(1, polls),
+  };
+}
+
+/** Enqueue → the answer of a long poll that was already waiting. */
+async function wake(t: Target, db: PgConnection, sizes: Sizes): Promise<Metrics> {
+  const ms: number[] = [];
+  let missed = 0;
+  const workerId = randomUUID();
+  while (ms.length < sizes.wakeSamples && missed <= sizes.wakeSamples) {
+    const sessionId = await createSession(db.db, t.environmentId);
+    const started = performance.now();
+    let answeredAt = 0;
+    const answer = longPoll(t, workerId).then((w) => {
+      answeredAt = performance.now();
+      return w;
+    });
+    const at = 150 + Math.random() * 500;
+    await new Promise((r) => setTimeout(r, Math.max(0, at - (performance.now() - started))));
+    const sent = performance.now();
+    const { work } = await enqueue(db.db, { environmentId: t.environmentId, sessionId, kind: 'tool_exec' });
+    const got = await answer;
+    // Answered before the enqueue (null at its deadline): not a waiting poll; sample again.
+    if (got?.id === work.id && answeredAt >= sent) ms.push(answeredAt - sent);
+    // Answered null after the enqueue: the waiting poll never heard of it.
+    else if (!got && answeredAt >= sent) missed++;
+    await stopWork(db.db, t.environmentId, got?.id ?? work.id, true).catch(() => {});
+    if (got && got.id !== work.id)
+      throw new Error(`worker_idle: a wake-up poll got ${got.id}, not ${work.id}`);
+  }
+  return { wake_p50_ms: percentile(ms, 50), wake_p99_ms: percentile(ms, 99), wake_missed: missed };
+}
+
+/** Statements per minute of one open event stream of an idle session, on the Worker. */
+async function idleStream(rig: Rig, streams: number, settleMs: number, ms: number): Promise<number> {
+  const t = rig.workers;
+  const admin = { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/json' };
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${t.baseURL}${path}`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { id: string }).id;
+  };
+  const agent = await post('/v1/agents', { name: 'bench', model: 'bench-model' });
+  const opened = [];
+  try {
+    for (let i = 0; i < streams; i++) {
+      const id = await post('/v1/sessions', { agent, environment_id: t.environmentId });
+      opened.push(await openEventStream(`${t.baseURL}/v1/sessions/${id}/events/stream`, headers(t)));
+    }
+    await new Promise((r) => setTimeout(r, settleMs));
+    const before = t.counter.statements();
+    const started = performance.now();
+    await new Promise((r) => setTimeout(r, ms));
+    return (t.counter.statements() - before) / ((performance.now() - started) / 60_000) / streams;
+  } finally {
+    for (const s of opened) s.close();
+  }
+}
+
+const CALLS = ['poll', 'ack', 'heartbeat', 'stop'] as const;
+type Call = (typeof CALLS)[number] | 'poll_cold';
+
+/** One work cycle on the Worker: each call's wall time and the statements it sent. */
+async function cycle(
+  rig: Rig,
+  cold: boolean,
+): Promise<Record<Call, { ms: number; statements: number; connections: number }>> {
+  const t = rig.workers;
+  const sessionId = await createSession(rig.db.db, t.environmentId);
+  await enqueue(rig.db.db, { environmentId: t.environmentId, sessionId, kind: 'tool_exec' });
+  if (cold) await new Promise((r) => setTimeout(r, CREDENTIAL_FORGOTTEN_MS));
+  const base = `${t.baseURL}/v1/environments/${t.environmentId}/work`;
+  const out = {} as Record<Call, { ms: number; statements: number; connections: number }>;
+  const timed = async (name: Call, path: string, method: string): Promise<unknown> => {
+    const statements = t.counter.statements();
+    const connections = t.counter.connections();
+    const started = performance.now();
+    const res = await fetch(`${base}${path}`, { method, headers: headers(t, 'bench-cycle') });
+    const body = (await res.json()) as unknown;
+    const ms = performance.now() - started;
+    if (!res.ok) throw new Error(`${name}: ${res.status} ${JSON.stringify(body)}`);
+    // A statement reaches the proxy before its answer leaves it: counted by now.
+    out[name] = {
+      ms,
+      statements: t.counter.statements() - statements,
+      connections: t.counter.connections() - connections,
+    };
+    return body;
+  };
+  const work = (await timed(cold ? 'poll_cold' : 'poll', `/poll?block_ms=${BLOCK_MS}`, 'GET')) as {
+    id: string;
+  } | null;
+  if (!work) throw new Error('worker_idle: a poll with work waiting answered null');
+  await timed('ack', `/${work.id}/ack`, 'POST');
+  await timed('heartbeat', `/${work.id}/heartbeat?expected_last_heartbeat=NO_HEARTBEAT`, 'POST');
+  await timed('stop', `/${work.id}/stop`, 'POST');
+  await stopWork(rig.db.db, t.environmentId, work.id, true).catch(() => {});
+  return out;
+}
+
+/** Median wall time, statements and connections per call, with and without the injected delay. */
+async function calls(rig: Rig, sizes: Sizes): Promise<Metrics> {
+  const proxy = rig.workers.running.wsProxy;
+  const measure = async (delayMs: number) => {
+    proxy.delayMs = delayMs;
+    const runs: Array<Partial<Record<Call, { ms: number; statements: number; connections: number }>>> = [];
+    try {
+      await cycle(rig, false); // warm: the isolate, its credential cache
+      for (let i = 0; i < sizes.cycles; i++) runs.push(await cycle(rig, false));
+      for (let i = 0; i < sizes.cold; i++) runs.push(await cycle(rig, true));
+    } finally {
+      proxy.delayMs = 0;
+    }
+    const median = (call: Call, k: 'ms' | 'statements' | 'connections') =>
+      percentile(
+        runs.flatMap((r) => (r[call] ? [r[call][k]] : [])),
+        50,
+      );
+    return median;
+  };
+  const plain = await measure(0);
+  const delayed = await measure(sizes.delayMs);
+  const rtt = 2 * sizes.delayMs;
+  const metrics: Metrics = {};
+  for (const call of [...CALLS, 'poll_cold'] as const) {
+    metrics[`${call}_ms`] = plain(call, 'ms');
+    metrics[`${call}_delayed_ms`] = delayed(call, 'ms');
+    metrics[`${call}_round_trips`] = (delayed(call, 'ms') - plain(call, 'ms')) / rtt;
+    metrics[`${call}_statements`] = plain(call, 'statements');
+    metrics[`${call}_connections`] = plain(call, 'connections');
+  }
+  return metrics;
+}
