@@ -1,11 +1,13 @@
 /**
  * Cloudflare Workers entry. Each request gets its own Neon Pool — a connection cannot outlive
  * the request that opened it in workerd — closed after the response is sent or, for an event
- * stream, after its body ends. There is no LISTEN here: long polls re-poll on a short backoff
- * inside `block_ms`, and event streams re-read the session's head on a backoff and close after
- * a bounded lifetime (the SDK reconnects; with `enable_request_signal`, a stream whose client
- * went away ends by its next write). `scheduled` runs the queue's housekeeping on the crons in
- * wrangler.toml over a Pool of its own.
+ * stream, after its body ends. A long poll or an event stream LISTENs on that same connection
+ * (`ListeningWake`) and wakes on NOTIFY; with LEASEHOLD_LISTEN off (the default over a Neon
+ * pooled host, which does not carry notifications) long polls re-poll on a growing backoff
+ * inside `block_ms` and streams re-read the session's head on a backoff. Streams close after a
+ * bounded lifetime either way (the SDK reconnects; with `enable_request_signal`, a stream whose
+ * client went away ends by its next write). `scheduled` runs the queue's housekeeping on the
+ * crons in wrangler.toml over a Pool of its own.
  *
  * The brain runs in a Worker of its own (functions/brain-worker.ts, wrangler.brain.toml). With
  * the service binding `BRAIN`, a request that may have enqueued a session's turn triggers it
@@ -30,11 +32,15 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { createApp } from '../src/api/app.js';
 import { requestJournal } from '../src/api/request-journal.js';
+import { LIFETIME_MS } from '../src/api/routes/session-events-stream.js';
 import type { ApiDeps } from '../src/api/types.js';
+import { ListeningWake } from '../src/api/wake.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
 import { connectNeon, type NeonConnection } from '../src/db/drivers/neon.js';
 import { connectJournal } from '../src/journal/connect.js';
 import { runOnce } from '../src/queue/housekeeping.js';
+import { WORK_CHANNEL } from '../src/queue/index.js';
+import { SESSION_EVENTS_CHANNEL } from '../src/sessions/index.js';
 import { brainTrigger } from './brain-trigger.js';
 import { housekeepingOptions } from './settings.js';
 
@@ -54,7 +60,51 @@ function config(env: Env): Config & { databaseUrl: string } {
 }
 
 function open(cfg: Config & { databaseUrl: string }): NeonConnection {
-  return connectNeon(cfg.databaseUrl, cfg.neonWsProxy ? { localProxy: cfg.neonWsProxy } : {});
+  return connectNeon(cfg.databaseUrl, {
+    ...(cfg.neonWsProxy ? { localProxy: cfg.neonWsProxy } : {}),
+    pipelineConnect: cfg.neonPipelineConnect,
+  });
+}
+
+/** A work notification's payload is `{"environment_id": …}`; unreadable → wake every watcher. */
+function environmentOf(payload: string): string | null {
+  try {
+    const id = (JSON.parse(payload) as { environment_id?: unknown }).environment_id;
+    return typeof id === 'string' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether this isolate has said that the database refused a LISTEN (said once, not per request). */
+let refusalReported = false;
+function reportRefusal(err: unknown): void {
+  if (refusalReported) return;
+  refusalReported = true;
+  console.warn(
+    `[leasehold] the database refused LISTEN (${String(err)}): long polls and event streams re-read on a backoff; ` +
+      'use the direct (not -pooler) connection string, or set LEASEHOLD_LISTEN=off to stop trying',
+  );
+}
+
+/**
+ * Wake-ups on the request's own connection: its LISTEN is sent only when a long poll or a
+ * stream first watches, so other requests pay nothing for it.
+ */
+function wakeUps(cfg: Config, conn: NeonConnection): Pick<ApiDeps, 'wake' | 'sessionWake'> {
+  if (!cfg.listen) return {};
+  return {
+    wake: new ListeningWake(
+      (onPayload) => conn.listen(WORK_CHANNEL, onPayload),
+      environmentOf,
+      reportRefusal,
+    ),
+    sessionWake: new ListeningWake(
+      (onPayload) => conn.listen(SESSION_EVENTS_CHANNEL, onPayload),
+      (sessionId) => sessionId,
+      reportRefusal,
+    ),
+  };
 }
 
 /**
@@ -95,6 +145,8 @@ export default {
       const deps: ApiDeps = {
         db: conn.db,
         adminKey: cfg.adminKey ?? undefined,
+        ...wakeUps(cfg, conn),
+        streamLifetimeMs: LIFETIME_MS,
         turnEnqueued: brainTrigger(env.BRAIN, (p) => ctx.waitUntil(p)),
         journal: journal?.journal,
       };

@@ -35,6 +35,20 @@ export interface Config {
    */
   neonWsProxy: string | null;
   /**
+   * Workers: send a new connection's start-up, password and first statement in one flight
+   * (LEASEHOLD_NEON_PIPELINE_CONNECT; the Neon driver's `pipelineConnect`). Needs a server that
+   * asks for a cleartext password, as Neon's does. Default on; off with `neonWsProxy` (a
+   * local server seldom asks for one).
+   */
+  neonPipelineConnect: boolean;
+  /**
+   * Workers: long polls and event streams LISTEN on their request's own connection and wake
+   * on NOTIFY (LEASEHOLD_LISTEN). Off, they re-read on a backoff. Default on, except over a
+   * Neon pooled host (`-pooler` in its name): a transaction-mode pooler does not carry
+   * notifications. Node always LISTENs, on a connection of its own.
+   */
+  listen: boolean;
+  /**
    * Node only: base URL of an OTLP/HTTP collector (OTEL_EXPORTER_OTLP_ENDPOINT, the standard
    * name; `/v1/traces` and `/v1/metrics` are appended). Null → telemetry stays a no-op.
    */
@@ -154,6 +168,11 @@ export function parseConfig(raw: Record<string, unknown>): Config {
     dataDir: text('LEASEHOLD_DATA_DIR') ?? DEFAULT_DATA_DIR,
     journalReplicas: replicas(text('LEASEHOLD_JOURNAL_REPLICAS')),
     neonWsProxy: text('LEASEHOLD_NEON_WS_PROXY'),
+    neonPipelineConnect: onOff(
+      'LEASEHOLD_NEON_PIPELINE_CONNECT',
+      text('LEASEHOLD_NEON_PIPELINE_CONNECT') ?? (text('LEASEHOLD_NEON_WS_PROXY') === null ? 'on' : 'off'),
+    ),
+    listen: onOff('LEASEHOLD_LISTEN', text('LEASEHOLD_LISTEN') ?? (isNeonPooler(databaseUrl) ? 'off' : 'on')),
     otlpEndpoint,
     preparedStatements: onOff('LEASEHOLD_PREPARED_STATEMENTS', text('LEASEHOLD_PREPARED_STATEMENTS')),
     dbPoolSize: integerIn('LEASEHOLD_DB_POOL_SIZE', text('LEASEHOLD_DB_POOL_SIZE'), 10, 1, 1_000),
@@ -213,6 +232,16 @@ function onOff(name: string, value: string | null): boolean {
   if (value === null || value === 'on') return true;
   if (value === 'off') return false;
   throw new ConfigError(`${name} must be on or off, not ${JSON.stringify(value)}`);
+}
+
+/** A Neon pooled connection string names a host `<endpoint>-pooler.<region>…`. */
+function isNeonPooler(databaseUrl: string | null): boolean {
+  if (databaseUrl === null) return false;
+  try {
+    return new URL(databaseUrl).hostname.split('.')[0]!.endsWith('-pooler');
+  } catch {
+    return false;
+  }
 }
 
 function isHttpUrl(value: string): boolean {

@@ -12,6 +12,7 @@ import { pgCode } from '../db/errors.js';
 import { newId } from '../ids.js';
 import { serverSpans } from '../telemetry/server-span.js';
 import { type ApiError, badRequest, errorBody, internalError, notFound, toApiError } from './errors.js';
+import { IdlePolls } from './idle-polls.js';
 import type { OpenApiDocument } from './openapi.js';
 import { PollGate } from './poll-gate.js';
 import { PollRecords } from './poll-record.js';
@@ -51,6 +52,7 @@ export function createApp(
   const credentials = new CredentialCache();
   const configuredAdminKey = new ConfiguredAdminKey();
   const pollRecords = new PollRecords();
+  const idlePolls = new IdlePolls();
   const pollGate = options.pollGate ?? new PollGate();
 
   app.use(serverSpans());
@@ -62,6 +64,7 @@ export function createApp(
     c.set('credentials', credentials);
     c.set('configuredAdminKey', configuredAdminKey);
     c.set('pollRecords', pollRecords);
+    c.set('idlePolls', idlePolls);
     c.set('pollGate', pollGate);
     refuseUnframedBody(c.req.header('transfer-encoding'));
     await next();

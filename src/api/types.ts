@@ -4,6 +4,7 @@ import type { ConfiguredAdminKey } from '../auth/configured-admin-key.js';
 import type { CredentialCache } from '../auth/credential-cache.js';
 import type { Principal } from '../auth/credentials.js';
 import type { Database } from '../db/handle.js';
+import type { IdlePolls } from './idle-polls.js';
 import type { PollGate } from './poll-gate.js';
 import type { PollRecords } from './poll-record.js';
 import type { WakeSource } from './wake.js';
@@ -23,6 +24,12 @@ export interface ApiDeps {
    * stream re-reads the log's head on a short backoff and closes after a bounded lifetime.
    */
   sessionWake?: WakeSource;
+  /**
+   * How long an event stream lives before it closes cleanly (Workers: a request should not
+   * live for ever; the SDK reconnects). Absent → for ever with `sessionWake`, 5 minutes
+   * without.
+   */
+  streamLifetimeMs?: number;
   /**
    * Wakes the platform lane's waiting claims (keyed by work kind) when work of that kind is
    * enqueued; absent for a kind → a waiting claim re-claims on a growing backoff.
@@ -67,6 +74,8 @@ export type AppEnv = {
     configuredAdminKey: ConfiguredAdminKey;
     /** When this app last wrote each worker's poll row. */
     pollRecords: PollRecords;
+    /** Which environments' last long poll here found nothing at first (one per process or isolate). */
+    idlePolls: IdlePolls;
     /** This app's count of parked long polls, per key and in all (one per process or isolate). */
     pollGate: PollGate;
   };

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { newId } from '../ids.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
+import { recordPollCtes } from './record-poll.js';
 import { interval, WORK_COLUMNS } from './sql.js';
 import type { Work } from './types.js';
 
@@ -45,14 +46,25 @@ export const DEFAULT_RECLAIM_MS = 5_000;
  * CTE runs whether or not anything is picked; SKIP LOCKED keeps concurrent polls from
  * blocking each other; no ORDER BY, since every such row is equally abandoned.
  *
+ * With `recordWorker` the same statement also records that worker's poll (`recordPoll`'s
+ * writes), so a worker's telemetry costs no statement of its own; a failure then fails the
+ * whole statement, and the caller retries without it.
+ *
  * A handed-out item with a trace context records `queue.hand_out` in the enqueuing trace
  * (`recordHandOut`); the worker gets the same context in the poll response's headers.
  */
-export function poll(db: SqlHandle, environmentId: string, reclaimMs: number): Promise<Work | null> {
+export function poll(
+  db: SqlHandle,
+  environmentId: string,
+  reclaimMs: number,
+  recordWorker?: string,
+): Promise<Work | null> {
   return withSpan('queue.poll', { 'environment.id': environmentId }, async (span) => {
+    const recorded =
+      recordWorker === undefined ? sql`` : sql`${recordPollCtes(environmentId, recordWorker)},`;
     const work = await maybeRow<Work>(
       db,
-      sql`WITH finalized AS (
+      sql`WITH ${recorded} finalized AS (
         UPDATE work_items
            SET state = 'stopped', stopped_at = now(), lease_expires_at = NULL, updated_at = now()
          WHERE id IN (

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../src/api/app.js';
 import { PollGate } from '../../src/api/poll-gate.js';
@@ -6,7 +7,13 @@ import { issueEnvironmentKey } from '../../src/auth/credentials.js';
 import { DEFAULT_RECLAIM_MS, enqueue } from '../../src/queue/index.js';
 import { environmentWithKey, testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
-import { ageReservation, lapseLease, leaseWindowMs, readWork } from '../helpers/factories.js';
+import {
+  ageReservation,
+  createEnvironment,
+  lapseLease,
+  leaseWindowMs,
+  readWork,
+} from '../helpers/factories.js';
 
 const TRACE = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'k=v' };
 const WIRE_FIELDS = [
@@ -220,6 +227,23 @@ describe('GET /work/poll', () => {
     await a.call('GET', pollPath(e.environmentId), { key: e.key });
     const stats = await a.call('GET', `/v1/environments/${e.environmentId}/work/stats`, { key: e.key });
     expect(await stats.json()).toMatchObject({ workers_polling: 2 });
+  });
+
+  it('a poll whose worker record fails (its environment deleted under a remembered key) still answers', async () => {
+    const environmentId = await createEnvironment(t.db);
+    const { key } = await issueEnvironmentKey(t.db, environmentId, 'test key', null);
+    const a = api();
+    // The app now remembers the key (for 2 s): the next poll is authorized without a lookup.
+    expect((await a.call('GET', pollPath(environmentId), { key })).status).toBe(200);
+    await t.db.execute(sql`DELETE FROM environments WHERE id = ${environmentId}`);
+    // Its worker's row can no longer be written (no environment to reference): the poll is
+    // answered all the same, without it.
+    const res = await a.call('GET', pollPath(environmentId), {
+      key,
+      headers: { 'anthropic-worker-id': 'w' },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('null\n');
   });
 
   describe('the long-poll cap', () => {

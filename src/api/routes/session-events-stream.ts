@@ -6,6 +6,7 @@ import { listEvents, sessionHead, toWireEvent } from '../../sessions/index.js';
 import { ANY_KEY, authorize } from '../auth.js';
 import { document } from '../openapi.js';
 import type { AppEnv } from '../types.js';
+import type { Watch } from '../wake.js';
 import { SESSION_EVENTS, visibleSession } from './session-scope.js';
 
 /** A ping at least this often: proxies and the SDK's reader see a live connection. */
@@ -13,10 +14,11 @@ export const PING_MS = 15_000;
 /** Events written per read of the log. */
 const BATCH = 500;
 /**
- * Without a wake-up feed (Workers) the stream re-reads the session's head on a backoff from
- * MIN to MAX while nothing happens, and closes cleanly after LIFETIME: a Worker request should
- * not live for ever, and the SDK reconnects and re-lists on its own (its reconnect delay grows
- * only after closes without events, up to 10 s).
+ * Without a wake-up feed (Workers with LEASEHOLD_LISTEN off) the stream re-reads the session's
+ * head on a backoff from MIN to MAX while nothing happens. On Workers it closes cleanly after
+ * LIFETIME (`deps.streamLifetimeMs`), with or without a feed: a Worker request should not live
+ * for ever, and the SDK reconnects and re-lists on its own (its reconnect delay grows only
+ * after closes without events, up to 10 s).
  */
 export const POLL_MIN_MS = 200;
 export const POLL_MAX_MS = 2_000;
@@ -28,7 +30,8 @@ const TERMINAL = new Set(['session.status_terminated', 'session.deleted']);
  * GET /v1/sessions/{id}/events/stream — Server-Sent Events of what is appended after the
  * stream opens (a client rebuilds earlier history from the list), each frame `event: <type>`
  * and `data: <the event>`; `event: ping` every 15 s; a deleted session ends the stream with a
- * `session.deleted` frame. On Node the stream wakes on NOTIFY and reads nothing while idle.
+ * `session.deleted` frame. With a wake-up feed (Node; Workers with LISTEN) the stream wakes on
+ * NOTIFY and reads nothing while idle (on Workers, once per RECHECK_MS of silence).
  */
 export function registerSessionEventsStream(app: Hono<AppEnv>): void {
   document({
@@ -77,9 +80,10 @@ async function follow(
   stream: SSEStreamingApi,
   sessionId: string,
   from: number,
-  watch: { wait(ms: number, signal: AbortSignal): Promise<boolean> } | null,
+  watch: Watch | null,
 ): Promise<void> {
-  const { db } = c.get('deps');
+  const { db, streamLifetimeMs } = c.get('deps');
+  const lifetimeMs = streamLifetimeMs ?? (watch ? Number.POSITIVE_INFINITY : LIFETIME_MS);
   const signal = c.req.raw.signal;
   const closed = new AbortController();
   stream.onAbort(() => closed.abort());
@@ -91,7 +95,11 @@ async function follow(
   // With a wake-up feed the log is read only when it may have changed: at the start and on a
   // notification, never because a ping came due (an idle stream costs no statement).
   let changed = true;
+  // A watch on the request's own connection hears what commits after its LISTEN: the first
+  // read comes after that.
+  await watch?.listen?.();
   while (!closed.signal.aborted && after !== null) {
+    if (performance.now() - opened >= lifetimeMs) return;
     if (!changed) {
       await stream.writeSSE({ event: 'ping', data: '{}' });
       lastWrite = performance.now();
@@ -127,7 +135,6 @@ async function follow(
     if (watch) {
       changed = await watch.wait(Math.max(1, untilPing), closed.signal);
     } else {
-      if (performance.now() - opened >= LIFETIME_MS) return;
       await pause(Math.max(1, Math.min(backoff, untilPing)), closed.signal);
       backoff = Math.min(POLL_MAX_MS, Math.round(backoff * 1.5));
     }

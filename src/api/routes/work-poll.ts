@@ -1,13 +1,13 @@
 import type { Context, Hono } from 'hono';
 import * as z from 'zod/mini';
 import { rearm, rearmFor } from '../../loop/index.js';
-import { DEFAULT_RECLAIM_MS, poll, recordPoll, type Work } from '../../queue/index.js';
+import { DEFAULT_RECLAIM_MS, poll, type Work } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { badRequest } from '../errors.js';
 import { document, errorEnvelope } from '../openapi.js';
 import { MAX_LONG_POLLS_PER_KEY, MAX_LONG_POLLS_PER_PROCESS } from '../poll-gate.js';
 import { reply } from '../reply.js';
-import type { ApiDeps, AppEnv } from '../types.js';
+import type { AppEnv } from '../types.js';
 import { pollingWake } from '../wake.js';
 import { toWireWork, wireWorkSchema } from '../wire.js';
 import { environmentId, lenientInt, WORK_BASE } from './work-scope.js';
@@ -62,11 +62,8 @@ export function registerWorkPoll(app: Hono<AppEnv>): void {
     const release = blockMs === null ? null : c.get('pollGate').admit(caller.keyId);
     let work: Work | null;
     try {
-      if (workerId) await notePoller(c, env, workerId);
-      work =
-        blockMs === null
-          ? await poll(c.get('deps').db, env, reclaimMs)
-          : await longPoll(c.get('deps'), env, reclaimMs, blockMs, c.req.raw.signal);
+      const pollOnce = pollerOf(c, env, reclaimMs, workerId);
+      work = blockMs === null ? await pollOnce() : await longPoll(c, env, pollOnce, blockMs);
     } finally {
       release?.();
     }
@@ -89,41 +86,75 @@ export function registerWorkPoll(app: Hono<AppEnv>): void {
 }
 
 /**
- * Telemetry for `workers_polling`, written at most every few seconds per worker
- * (poll-record.ts); a failure to record must never fail the poll.
+ * One attempt of this request's poll. Telemetry for `workers_polling` rides on the first
+ * attempt's statement, at most every few seconds per worker (poll-record.ts); a failure to
+ * record must never fail the poll, so an attempt that failed with it is made again without.
  */
-async function notePoller(c: Context<AppEnv>, env: string, workerId: string): Promise<void> {
-  const records = c.get('pollRecords');
-  if (!records.due(env, workerId)) return;
+function pollerOf(
+  c: Context<AppEnv>,
+  env: string,
+  reclaimMs: number,
+  workerId: string | undefined,
+): () => Promise<Work | null> {
   const { db, log } = c.get('deps');
-  await recordPoll(db, env, workerId).catch((err: unknown) => {
-    records.forget(env, workerId);
-    (log ?? console).warn('record worker poll', { environmentId: env, error: String(err) });
-  });
+  const records = c.get('pollRecords');
+  let record = workerId && records.due(env, workerId) ? workerId : undefined;
+  return async () => {
+    if (record === undefined) return poll(db, env, reclaimMs);
+    const recording = record;
+    record = undefined;
+    try {
+      return await poll(db, env, reclaimMs, recording);
+    } catch (err) {
+      records.forget(env, recording);
+      (log ?? console).warn('record worker poll', { environmentId: env, error: String(err) });
+      return poll(db, env, reclaimMs);
+    }
+  };
 }
 
 /**
  * Polls until an item turns up, `blockMs` passes or the client goes away. The environment is
- * watched before the first attempt, so an enqueue between an empty poll and the wait still
- * wakes it; between attempts it holds no connection.
+ * watched before the first read, so an enqueue between an empty read and the wait still wakes
+ * it; between reads it holds no transaction. A watch that must start listening (`listen`: a
+ * LISTEN on this request's own connection) is started before the first read or, where the
+ * environment's last poll found work (`IdlePolls`), after an empty one, followed by a second
+ * read. A watch that `endsAtDeadline` answers null when its wait runs out, without one more
+ * read.
  */
 async function longPoll(
-  deps: ApiDeps,
+  c: Context<AppEnv>,
   env: string,
-  reclaimMs: number,
+  pollOnce: () => Promise<Work | null>,
   blockMs: number,
-  signal: AbortSignal,
 ): Promise<Work | null> {
+  const deps = c.get('deps');
+  const idle = c.get('idlePolls');
+  const signal = c.req.raw.signal;
   const watch = (deps.wake ?? pollingWake).watch(env);
   const deadline = performance.now() + blockMs;
   try {
-    let work = await poll(deps.db, env, reclaimMs);
+    let work: Work | null;
+    if (!watch.listen) {
+      work = await pollOnce();
+    } else if (idle.idle(env)) {
+      await watch.listen();
+      work = await pollOnce();
+      idle.note(env, work !== null);
+    } else {
+      work = await pollOnce();
+      idle.note(env, work !== null);
+      if (!work) {
+        await watch.listen();
+        work = await pollOnce();
+      }
+    }
     while (!work && !signal.aborted) {
       const remaining = deadline - performance.now();
       if (remaining <= 0) break;
-      await watch.wait(remaining, signal);
-      if (signal.aborted) break;
-      work = await poll(deps.db, env, reclaimMs);
+      const woken = await watch.wait(remaining, signal);
+      if (signal.aborted || (!woken && watch.endsAtDeadline)) break;
+      work = await pollOnce();
     }
     return work;
   } finally {

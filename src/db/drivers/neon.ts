@@ -9,6 +9,13 @@ import { drizzle, type NeonDatabase } from 'drizzle-orm/neon-serverless';
 export interface NeonConnection {
   db: NeonDatabase;
   pool: Pool;
+  /**
+   * LISTENs on `channel` on this Pool's connection and hands each payload to `onPayload`;
+   * settles once the LISTEN has committed, rejects when the server refused it. The connection
+   * goes back to the Pool listening, so the request's next statements run on it (one
+   * connection, not two) and its notifications keep arriving until the Pool closes.
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -20,6 +27,13 @@ export interface NeonOptions {
    * for local development and tests against an ordinary Postgres. Production leaves it unset.
    */
   localProxy?: string;
+  /**
+   * Send the start-up message, the password and the first statement in one flight instead of
+   * waiting for the server between them (one round trip per new connection instead of two).
+   * Needs a server that asks for a cleartext password, as Neon's proxy does; a local server
+   * with trust or SCRAM authentication needs it off. Default: on, off with `localProxy`.
+   */
+  pipelineConnect?: boolean;
 }
 
 export function connectNeon(url: string, options: NeonOptions = {}): NeonConnection {
@@ -30,11 +44,26 @@ export function connectNeon(url: string, options: NeonOptions = {}): NeonConnect
     const proxy = options.localProxy;
     neonConfig.wsProxy = (host, port) => `${proxy}/v1?address=${host}:${port}`;
     neonConfig.useSecureWebSocket = false;
-    // Pipelining the startup assumes cleartext password auth, which a local server may not use.
-    neonConfig.pipelineConnect = false;
   }
+  neonConfig.pipelineConnect = (options.pipelineConnect ?? !options.localProxy) ? 'password' : false;
   const pool = new Pool({ connectionString: url });
   // Sockets torn down after end() surface here; unhandled they crash the isolate.
   pool.on('error', () => {});
-  return { db: drizzle({ client: pool }), pool, close: () => pool.end() };
+  return {
+    db: drizzle({ client: pool }),
+    pool,
+    listen: async (channel, onPayload) => {
+      const client = await pool.connect();
+      client.on('notification', (n) => {
+        if (n.channel === channel && n.payload !== undefined) onPayload(n.payload);
+      });
+      try {
+        await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+      } finally {
+        // A refused LISTEN leaves the connection usable: the request's statements still run on it.
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
 }
