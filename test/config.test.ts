@@ -63,6 +63,29 @@ describe('parseConfig', () => {
     }
   });
 
+  it('the Worker LISTENs unless DATABASE_URL names a Neon pooler host or LEASEHOLD_LISTEN is off', () => {
+    const direct = 'postgres://u:p@ep-cool-darkness-123456.us-east-2.aws.neon.tech/db';
+    const pooled = 'postgres://u:p@ep-cool-darkness-123456-pooler.us-east-2.aws.neon.tech/db';
+    expect(parseConfig({ DATABASE_URL: direct }).listen).toBe(true);
+    expect(parseConfig({ DATABASE_URL: pooled }).listen).toBe(false);
+    expect(parseConfig({ DATABASE_URL: pooled, LEASEHOLD_LISTEN: 'on' }).listen).toBe(true);
+    expect(parseConfig({ DATABASE_URL: direct, LEASEHOLD_LISTEN: 'off' }).listen).toBe(false);
+    expect(() => parseConfig({ LEASEHOLD_LISTEN: 'yes' })).toThrow(/LEASEHOLD_LISTEN/);
+  });
+
+  it('the pipelined connection start-up is on, off with a local wsproxy, and either way when set', () => {
+    expect(parseConfig({}).neonPipelineConnect).toBe(true);
+    expect(parseConfig({ LEASEHOLD_NEON_WS_PROXY: '127.0.0.1:1' }).neonPipelineConnect).toBe(false);
+    expect(
+      parseConfig({ LEASEHOLD_NEON_WS_PROXY: '127.0.0.1:1', LEASEHOLD_NEON_PIPELINE_CONNECT: 'on' })
+        .neonPipelineConnect,
+    ).toBe(true);
+    expect(parseConfig({ LEASEHOLD_NEON_PIPELINE_CONNECT: 'off' }).neonPipelineConnect).toBe(false);
+    expect(() => parseConfig({ LEASEHOLD_NEON_PIPELINE_CONNECT: '1' })).toThrow(
+      /LEASEHOLD_NEON_PIPELINE_CONNECT/,
+    );
+  });
+
   it('the pool size, acquire timeout, long-poll caps and brain slots take integers within their ranges and refuse the rest by name', () => {
     const config = parseConfig({ LEASEHOLD_DB_POOL_SIZE: '2', LEASEHOLD_DB_ACQUIRE_TIMEOUT_MS: '250' });
     expect(config).toMatchObject({ dbPoolSize: 2, dbAcquireTimeoutMs: 250 });

@@ -46,7 +46,9 @@ export function connectNeon(url: string, options: NeonOptions = {}): NeonConnect
     neonConfig.useSecureWebSocket = false;
   }
   neonConfig.pipelineConnect = (options.pipelineConnect ?? !options.localProxy) ? 'password' : false;
-  const pool = new Pool({ connectionString: url });
+  // No idle timeout: the Pool lives for one request, and a connection that LISTENs sits idle
+  // between notifications for longer than the default 10 s (an event stream's).
+  const pool = new Pool({ connectionString: url, idleTimeoutMillis: 0 });
   // Sockets torn down after end() surface here; unhandled they crash the isolate.
   pool.on('error', () => {});
   return {
