@@ -3,27 +3,34 @@
  * Node server and on the API Worker (the `wrangler deploy` bundle under workerd, its database
  * through the Neon driver, a local wsproxy and a statement-counting proxy). Raw HTTP, not the
  * SDK's WorkPoller, whose own 1–3 s sleep between empty polls would hide what a poll costs.
+ * Everything runs on a private PostgreSQL cluster that asks for a cleartext password, as
+ * Neon's proxy does, so the Worker's pipelined connection start-up works as in production.
  *
  * - idle: `pollers` loops of back-to-back `GET /work/poll?block_ms=999` (with the SDK's
  *   `Anthropic-Worker-ID`) on an empty environment: statements and new database connections
  *   per minute per poller, and statements per long poll;
- * - wake: a long poll already waiting when an item is enqueued (straight into PostgreSQL, at a
- *   random point 150–650 ms into the poll): enqueue → the poll's answer, p50/p99;
+ * - wake: a long poll already waiting when an item is enqueued (straight into PostgreSQL, a
+ *   random 0–400 ms after the poll's first statements reached the database): enqueue → the
+ *   poll's answer, p50/p99;
  * - stream: statements per minute of one open event stream of an idle session (Worker);
- * - calls: the wall time of each call of a work cycle (poll with work waiting → ack →
- *   heartbeat → stop) on the Worker, with no delay and with `delayMs` each way between the
- *   Worker and PostgreSQL (the wsproxy holds every message); the difference over the round
- *   trip is the number of round trips the call waited on, the websocket upgrade counted as
- *   one (in production TCP and TLS add theirs). `poll_cold` is a poll whose key the isolate's
- *   credential cache no longer holds.
+ * - calls: each call of a work cycle (poll with work waiting → ack → heartbeat → stop) on the
+ *   Worker: its round trips to the database counted at the wsproxy (each websocket upgrade,
+ *   and each flight of messages sent after the server last answered), its statements and
+ *   connections, and its wall time with no delay and with `delayMs` each way (the difference
+ *   over the round trip estimates the same count by the clock: noisy on a shared machine).
+ *   `poll_cold` is a poll whose key the isolate's credential cache no longer holds;
+ *   `unpipelined_*` the same calls on a Worker without the pipelined start-up. In production
+ *   TCP and TLS add their round trips to each upgrade.
  */
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { issueEnvironmentKey } from '../../src/auth/credentials.js';
-import { connectPg, type PgConnection } from '../../src/db/drivers/node-pg.js';
+import { connectPg, migratePg, type PgConnection } from '../../src/db/drivers/node-pg.js';
 import { enqueue } from '../../src/queue/enqueue.js';
 import { stopWork } from '../../src/queue/stop.js';
 import { createSession, setupSession } from '../../test/helpers/factories.js';
 import { type CountProxy, startCountProxy } from '../../test/helpers/pg-count-proxy.js';
+import { startPrivatePostgres } from '../../test/helpers/private-postgres.js';
 import { type RunningServer, startServer } from '../../test/helpers/server.js';
 import { type RunningWorkers, startWorkers } from '../../test/helpers/workers.js';
 import { openEventStream } from '../lib/event-stream.js';
@@ -34,6 +41,9 @@ const SMOKE = { pollers: 1, idleMs: 3_000, wakeSamples: 5, cycles: 3, cold: 1, s
 /** An event stream's re-read backoff grows over its first seconds (no LISTEN): past that is its idle cost. */
 const STREAM_SETTLE_MS = { full: 8_000, smoke: 3_000 };
 const BLOCK_MS = 999;
+/** How far into its wait a sample's enqueue lands, at most (the block is 999 ms). */
+const WAKE_SPREAD_MS = 400;
+const MIGRATIONS = path.resolve(import.meta.dirname, '../../drizzle');
 /** The credential cache's life (src/auth/credential-cache.ts) plus a margin. */
 const CREDENTIAL_FORGOTTEN_MS = 2_100;
 
@@ -51,7 +61,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
         'statements and new DB connections per minute per poller; Worker: enqueue → blocked poll answered (p50/p99), ' +
         `statements per idle event-stream minute, and poll/ack/heartbeat/stop wall time with 0 and ${sizes.delayMs} ms each way to PostgreSQL`,
       setup: async () => {
-        rig = await startRig(ctx.databaseUrl);
+        rig = await startRig();
       },
       teardown: async () => {
         await rig?.close();
@@ -62,7 +72,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
         workers: async () => ({
           ...(await idle(rig!.workers, sizes)),
           ...(await wake(rig!.workers, rig!.db, sizes)),
-          stream_statements_per_min: await idleStream(rig!, sizes.streams, settle, sizes.idleMs),
+          ...(await idleStream(rig!, sizes.streams, settle, sizes.idleMs)),
         }),
         workers_calls: () => calls(rig!, sizes),
       },
@@ -86,21 +96,33 @@ interface Target {
 interface Rig {
   db: PgConnection;
   node: Target;
-  workers: Target & { running: RunningWorkers; adminKey: string };
+  /** The Worker with the Neon driver's pipelined start-up (as against Neon). */
+  workers: WorkersTarget;
+  /** The same Worker with it off (what a local server with trust authentication needs). */
+  unpipelined: WorkersTarget;
   close(): Promise<void>;
 }
 
-async function startRig(databaseUrl: string): Promise<Rig> {
+type WorkersTarget = Target & { running: RunningWorkers; adminKey: string };
+
+/**
+ * Everything on a private PostgreSQL cluster that asks TCP clients for a cleartext password,
+ * as Neon's proxy does, so the Worker's pipelined start-up works as it does in production.
+ */
+async function startRig(): Promise<Rig> {
   const cleanups: Array<() => Promise<unknown>> = [];
   const close = async () => {
     for (const c of cleanups.reverse()) await c().catch(() => {});
   };
   try {
+    const cluster = await startPrivatePostgres({ password: randomUUID() });
+    cleanups.push(() => cluster.destroy());
+    const databaseUrl = await cluster.createDatabase('leasehold_worker_idle');
     const db = connectPg(databaseUrl, { max: 2 });
     cleanups.push(() => db.close());
-    const target = new URL(databaseUrl);
+    await migratePg(db.db, MIGRATIONS);
     const counted = async () => {
-      const counter = await startCountProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      const counter = await startCountProxy({ host: '127.0.0.1', port: cluster.port });
       cleanups.push(() => counter.close());
       const url = new URL(databaseUrl);
       url.host = counter.address;
@@ -110,6 +132,25 @@ async function startRig(databaseUrl: string): Promise<Rig> {
       const { environmentId } = await setupSession(db.db, 'self_hosted');
       return { environmentId, key: (await issueEnvironmentKey(db.db, environmentId, 'bench', null)).key };
     };
+    // One key for both Workers: each makes its configured key the live one, retiring any other.
+    const adminKey = `lh_bench_admin_${randomUUID().replaceAll('-', '')}`;
+    const worker = async (pipelineConnect: 'on' | 'off'): Promise<WorkersTarget> => {
+      const counter = await counted();
+      const running = await startWorkers({
+        databaseUrl: counter.url,
+        adminKey,
+        brain: false,
+        settings: { LEASEHOLD_NEON_PIPELINE_CONNECT: pipelineConnect },
+      });
+      cleanups.push(() => running.close());
+      return {
+        baseURL: running.baseURL,
+        counter: counter.counter,
+        running,
+        adminKey,
+        ...(await environment()),
+      };
+    };
 
     const nodeDb = await counted();
     const server: RunningServer = await startServer({
@@ -117,20 +158,11 @@ async function startRig(databaseUrl: string): Promise<Rig> {
       env: { LEASEHOLD_HOUSEKEEPING_EVERY_MS: '0' },
     });
     cleanups.push(() => server.stop());
-    const workersDb = await counted();
-    const adminKey = `lh_bench_admin_${randomUUID().replaceAll('-', '')}`;
-    const running = await startWorkers({ databaseUrl: workersDb.url, adminKey, brain: false });
-    cleanups.push(() => running.close());
     return {
       db,
       node: { baseURL: server.baseURL, counter: nodeDb.counter, ...(await environment()) },
-      workers: {
-        baseURL: running.baseURL,
-        counter: workersDb.counter,
-        running,
-        adminKey,
-        ...(await environment()),
-      },
+      workers: await worker('on'),
+      unpipelined: await worker('off'),
       close,
     };
   } catch (err) {
@@ -193,14 +225,16 @@ async function wake(t: Target, db: PgConnection, sizes: Sizes): Promise<Metrics>
   const workerId = randomUUID();
   while (ms.length < sizes.wakeSamples && missed <= sizes.wakeSamples) {
     const sessionId = await createSession(db.db, t.environmentId);
-    const started = performance.now();
+    const from = t.counter.statements();
     let answeredAt = 0;
     const answer = longPoll(t, workerId).then((w) => {
       answeredAt = performance.now();
       return w;
     });
-    const at = 150 + Math.random() * 500;
-    await new Promise((r) => setTimeout(r, Math.max(0, at - (performance.now() - started))));
+    // Waiting once it has sent its first statements (a LISTEN and a read, or two reads), then
+    // a random while longer: a request's start-up on a busy machine is not a waiting poll.
+    while (t.counter.statements() - from < 2 && answeredAt === 0) await new Promise((r) => setTimeout(r, 1));
+    await new Promise((r) => setTimeout(r, Math.random() * WAKE_SPREAD_MS));
     const sent = performance.now();
     const { work } = await enqueue(db.db, { environmentId: t.environmentId, sessionId, kind: 'tool_exec' });
     const got = await answer;
@@ -215,8 +249,8 @@ async function wake(t: Target, db: PgConnection, sizes: Sizes): Promise<Metrics>
   return { wake_p50_ms: percentile(ms, 50), wake_p99_ms: percentile(ms, 99), wake_missed: missed };
 }
 
-/** Statements per minute of one open event stream of an idle session, on the Worker. */
-async function idleStream(rig: Rig, streams: number, settleMs: number, ms: number): Promise<number> {
+/** Statements and new connections per minute of one open event stream of an idle session, on the Worker. */
+async function idleStream(rig: Rig, streams: number, settleMs: number, ms: number): Promise<Metrics> {
   const t = rig.workers;
   const admin = { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/json' };
   const post = async (path: string, body: unknown) => {
@@ -236,10 +270,15 @@ async function idleStream(rig: Rig, streams: number, settleMs: number, ms: numbe
       opened.push(await openEventStream(`${t.baseURL}/v1/sessions/${id}/events/stream`, headers(t)));
     }
     await new Promise((r) => setTimeout(r, settleMs));
-    const before = t.counter.statements();
+    const statements = t.counter.statements();
+    const connections = t.counter.connections();
     const started = performance.now();
     await new Promise((r) => setTimeout(r, ms));
-    return (t.counter.statements() - before) / ((performance.now() - started) / 60_000) / streams;
+    const perMinute = (n: number) => n / ((performance.now() - started) / 60_000) / streams;
+    return {
+      stream_statements_per_min: perMinute(t.counter.statements() - statements),
+      stream_connections_per_min: perMinute(t.counter.connections() - connections),
+    };
   } finally {
     for (const s of opened) s.close();
   }
@@ -247,21 +286,26 @@ async function idleStream(rig: Rig, streams: number, settleMs: number, ms: numbe
 
 const CALLS = ['poll', 'ack', 'heartbeat', 'stop'] as const;
 type Call = (typeof CALLS)[number] | 'poll_cold';
+interface Figures {
+  ms: number;
+  statements: number;
+  connections: number;
+  /** Counted at the wsproxy: upgrades and flights the Worker waited on. */
+  round_trips: number;
+}
 
-/** One work cycle on the Worker: each call's wall time and the statements it sent. */
-async function cycle(
-  rig: Rig,
-  cold: boolean,
-): Promise<Record<Call, { ms: number; statements: number; connections: number }>> {
-  const t = rig.workers;
+/** One work cycle on the Worker `t`: each call's wall time and the statements it sent. */
+async function cycle(rig: Rig, t: WorkersTarget, cold: boolean): Promise<Record<Call, Figures>> {
   const sessionId = await createSession(rig.db.db, t.environmentId);
   await enqueue(rig.db.db, { environmentId: t.environmentId, sessionId, kind: 'tool_exec' });
   if (cold) await new Promise((r) => setTimeout(r, CREDENTIAL_FORGOTTEN_MS));
   const base = `${t.baseURL}/v1/environments/${t.environmentId}/work`;
-  const out = {} as Record<Call, { ms: number; statements: number; connections: number }>;
+  const out = {} as Record<Call, Figures>;
+  const proxy = t.running.wsProxy;
   const timed = async (name: Call, path: string, method: string): Promise<unknown> => {
     const statements = t.counter.statements();
     const connections = t.counter.connections();
+    const roundTrips = proxy.roundTrips();
     const started = performance.now();
     const res = await fetch(`${base}${path}`, { method, headers: headers(t, 'bench-cycle') });
     const body = (await res.json()) as unknown;
@@ -272,6 +316,7 @@ async function cycle(
       ms,
       statements: t.counter.statements() - statements,
       connections: t.counter.connections() - connections,
+      round_trips: proxy.roundTrips() - roundTrips,
     };
     return body;
   };
@@ -286,34 +331,43 @@ async function cycle(
   return out;
 }
 
-/** Median wall time, statements and connections per call, with and without the injected delay. */
+/**
+ * Median wall time, round trips, statements and connections per call, with and without the
+ * injected delay; `unpipelined_*`: the round trips of the same calls without the pipelined
+ * start-up.
+ */
 async function calls(rig: Rig, sizes: Sizes): Promise<Metrics> {
-  const proxy = rig.workers.running.wsProxy;
-  const measure = async (delayMs: number) => {
+  const measure = async (t: WorkersTarget, delayMs: number, cycles = sizes.cycles, cold = sizes.cold) => {
+    const proxy = t.running.wsProxy;
     proxy.delayMs = delayMs;
-    const runs: Array<Partial<Record<Call, { ms: number; statements: number; connections: number }>>> = [];
+    const runs: Array<Partial<Record<Call, Figures>>> = [];
     try {
-      await cycle(rig, false); // warm: the isolate, its credential cache
-      for (let i = 0; i < sizes.cycles; i++) runs.push(await cycle(rig, false));
-      for (let i = 0; i < sizes.cold; i++) runs.push(await cycle(rig, true));
+      await cycle(rig, t, false); // warm: the isolate, its credential cache
+      for (let i = 0; i < cycles; i++) runs.push(await cycle(rig, t, false));
+      for (let i = 0; i < cold; i++) runs.push(await cycle(rig, t, true));
     } finally {
       proxy.delayMs = 0;
     }
-    const median = (call: Call, k: 'ms' | 'statements' | 'connections') =>
+    const median = (call: Call, k: keyof Figures) =>
       percentile(
         runs.flatMap((r) => (r[call] ? [r[call][k]] : [])),
         50,
       );
     return median;
   };
-  const plain = await measure(0);
-  const delayed = await measure(sizes.delayMs);
+  const plain = await measure(rig.workers, 0);
+  const delayed = await measure(rig.workers, sizes.delayMs);
+  // Counted, not timed: a few cycles say it.
+  const unpipelined = await measure(rig.unpipelined, 0, 3, 1);
   const rtt = 2 * sizes.delayMs;
   const metrics: Metrics = {};
   for (const call of [...CALLS, 'poll_cold'] as const) {
     metrics[`${call}_ms`] = plain(call, 'ms');
     metrics[`${call}_delayed_ms`] = delayed(call, 'ms');
-    metrics[`${call}_round_trips`] = (delayed(call, 'ms') - plain(call, 'ms')) / rtt;
+    // The clock's estimate (noisy on a shared machine) beside the proxy's count.
+    metrics[`${call}_round_trips_by_time`] = (delayed(call, 'ms') - plain(call, 'ms')) / rtt;
+    metrics[`${call}_round_trips`] = plain(call, 'round_trips');
+    metrics[`unpipelined_${call}_round_trips`] = unpipelined(call, 'round_trips');
     metrics[`${call}_statements`] = plain(call, 'statements');
     metrics[`${call}_connections`] = plain(call, 'connections');
   }

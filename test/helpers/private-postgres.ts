@@ -4,10 +4,14 @@
  * The binaries are PostgreSQL's own (`pg_ctl`, `initdb`); the cluster runs as the `postgres`
  * user when the test runs as root, since PostgreSQL refuses to run as root. A missing
  * binary fails the run with a message, never a skip.
+ *
+ * With `password`, TCP clients must send it in cleartext (`password` authentication), as
+ * Neon's proxy asks: the Neon driver's pipelined start-up (password sent before it is asked
+ * for) works against it; the trust authentication of the shared server cannot take that.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -20,7 +24,7 @@ const BIN_DIRS = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/
 
 export interface PrivatePostgres {
   port: number;
-  /** A URL for `database` on this cluster (trust auth, user postgres). */
+  /** A URL for `database` on this cluster (user postgres; with its password when it has one). */
   url(database?: string): string;
   /** Creates a database and returns its URL. */
   createDatabase(name: string): Promise<string>;
@@ -54,7 +58,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(options: { password?: string } = {}): Promise<PrivatePostgres> {
   const initdb = binary('initdb');
   const pgCtl = binary('pg_ctl');
   const asRoot = userInfo().uid === 0;
@@ -70,7 +74,13 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const pgRun = (bin: string, args: string[]) =>
     asRoot ? run('runuser', ['-u', 'postgres', '--', bin, ...args]) : run(bin, args);
 
-  await pgRun(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  const auth = ['--auth=trust'];
+  if (options.password !== undefined) {
+    const pwfile = path.join(dir, 'pwfile');
+    await writeFile(pwfile, `${options.password}\n`, { mode: 0o644 });
+    auth.push('--auth-host=password', `--pwfile=${pwfile}`);
+  }
+  await pgRun(initdb, ['-D', data, '-U', 'postgres', ...auth, '-E', 'UTF8', '--no-sync']);
   const port = await freePort();
   const serverOptions = [
     `-p ${port}`,
@@ -91,7 +101,9 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     await pgRun(pgCtl, ['-D', data, '-m', mode, '-w', '-t', '30', 'stop']);
     running = false;
   };
-  const url = (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  const user =
+    options.password === undefined ? 'postgres' : `postgres:${encodeURIComponent(options.password)}`;
+  const url = (database = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${database}`;
   await start();
 
   return {
