@@ -106,8 +106,8 @@ class HubWatch implements Watch {
 /**
  * No feed (Workers without LISTEN): a waiter re-reads after a backoff that starts at
  * BACKOFF_MS and doubles, so an empty 999 ms long poll reads at 0, 100, 300 and 700 ms —
- * four statements, not ten — and work enqueued while it waits is seen within 150 ms on
- * average (400 ms at worst, or by the next poll).
+ * four statements, not ten; work enqueued while it waits is seen by the next read, at most
+ * 400 ms later (or by the caller's next poll, which reads first).
  */
 export const BACKOFF_MS = 100;
 export const pollingWake: WakeSource = {
