@@ -9,6 +9,7 @@ export { claim } from './claim.js';
 export { CLAIM_MANY_MAX, claimMany } from './claim-many.js';
 export { type CompleteAndClaimResult, completeAndClaim } from './complete-and-claim.js';
 export { type CompleteManyResult, completeMany } from './complete-many.js';
+export { completeThenClaim } from './complete-then-claim.js';
 export { type EnqueueInput, type EnqueueResult, enqueue, WORK_CHANNEL } from './enqueue.js';
 export { enqueueHealthcheck, type HealthcheckInput, type HealthcheckResult } from './enqueue-healthcheck.js';
 export { ENQUEUE_MANY_MAX, enqueueMany } from './enqueue-many.js';
