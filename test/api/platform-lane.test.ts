@@ -14,6 +14,7 @@ function endpoints(environmentId: string, sessionId: string): [string, unknown][
     ['/work/claim', { kind: 'model_turn', ttl_seconds: 30 }],
     [`/work/${id}/extend`, { lease, ttl_seconds: 30 }],
     [`/work/${id}/complete`, { lease }],
+    [`/work/${id}/complete_and_claim`, { lease, kind: 'model_turn', ttl_seconds: 30 }],
     [`/work/${id}/requeue`, { lease }],
     [`/sessions/${sessionId}/cancel`, undefined],
   ];
@@ -53,6 +54,7 @@ describe('the platform lane', () => {
       ['GET', '/work'],
       ['GET', '/work/claim'],
       ['DELETE', `/work/${id}/complete`],
+      ['GET', `/work/${id}/complete_and_claim`],
       ['PUT', `/sessions/${p.env.sessionId}/cancel`],
     ] as const) {
       expect(await errorType(await p.api.call(method, `${PLATFORM}${path}`, { key: p.key }), 405)).toBe(
@@ -76,6 +78,7 @@ describe('the platform lane', () => {
       '/v1/platform/work/claim',
       '/v1/platform/work/{workId}/extend',
       '/v1/platform/work/{workId}/complete',
+      '/v1/platform/work/{workId}/complete_and_claim',
       '/v1/platform/work/{workId}/requeue',
       '/v1/platform/sessions/{sessionId}/cancel',
     ]) {

@@ -1,29 +1,19 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
-import { pause } from '../../clock.js';
-import { claim, type Item, type WorkKind } from '../../queue/index.js';
+import { claim, type Item } from '../../queue/index.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { parseWith, readJson } from '../body.js';
 import { document } from '../openapi.js';
 import { reply } from '../reply.js';
-import type { ApiDeps, AppEnv } from '../types.js';
+import type { AppEnv } from '../types.js';
+import { blockMsSchema, waitAndClaim } from './platform-claim-wait.js';
 import { kindSchema, PLATFORM_BASE, ttlSecondsSchema } from './platform-scope.js';
 import { platformItemSchema, toPlatformItem } from './platform-wire.js';
-
-/** A platform function's longest wait for work in one request; it asks again after. */
-export const MAX_CLAIM_BLOCK_MS = 20_000;
-/** Without a wake-up feed for the kind, the wait re-claims on a backoff from MIN to MAX. */
-const RECLAIM_MIN_MS = 100;
-const RECLAIM_MAX_MS = 1_000;
 
 export const platformClaimBody = z.strictObject({
   kind: kindSchema,
   ttl_seconds: ttlSecondsSchema,
-  block_ms: z
-    .optional(z.int().check(z.gte(1), z.lte(MAX_CLAIM_BLOCK_MS)))
-    .check(
-      z.describe(`wait up to this long for an item (at most ${MAX_CLAIM_BLOCK_MS}); absent: answer at once`),
-    ),
+  block_ms: blockMsSchema,
 });
 export type PlatformClaimBody = z.infer<typeof platformClaimBody>;
 
@@ -63,34 +53,3 @@ export function registerPlatformClaim(app: Hono<AppEnv>): void {
 }
 
 const toPlatform = (item: Item | null) => item && toPlatformItem(item);
-
-/** Claims until an item turns up, `blockMs` passes or the client goes away. */
-async function waitAndClaim(
-  deps: ApiDeps,
-  kind: WorkKind,
-  ttlMs: number,
-  blockMs: number,
-  signal: AbortSignal,
-): Promise<Item | null> {
-  // Watched before the first attempt, so an enqueue between it and the wait still wakes it.
-  const watch = deps.claimWake?.watch(kind) ?? null;
-  const deadline = performance.now() + blockMs;
-  let backoff = RECLAIM_MIN_MS;
-  try {
-    let item = await claim(deps.db, kind, ttlMs);
-    while (!item && !signal.aborted) {
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) break;
-      if (watch) await watch.wait(remaining, signal);
-      else {
-        await pause(Math.min(backoff, remaining), signal);
-        backoff = Math.min(RECLAIM_MAX_MS, backoff * 2);
-      }
-      if (signal.aborted) break;
-      item = await claim(deps.db, kind, ttlMs);
-    }
-    return item;
-  } finally {
-    watch?.close();
-  }
-}

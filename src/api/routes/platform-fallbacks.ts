@@ -9,6 +9,7 @@ const KNOWN_PLATFORM_PATHS = [
   `${PLATFORM_BASE}/work/claim`,
   `${PLATFORM_BASE}/work/:workId/extend`,
   `${PLATFORM_BASE}/work/:workId/complete`,
+  `${PLATFORM_BASE}/work/:workId/complete_and_claim`,
   `${PLATFORM_BASE}/work/:workId/requeue`,
   `${PLATFORM_BASE}/sessions/:sessionId/cancel`,
   `${PLATFORM_BASE}/environments/:environmentId/healthchecks`,

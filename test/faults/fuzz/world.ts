@@ -130,7 +130,11 @@ export class World implements Resolver {
     if (typeof b.next_page === 'string') this.add(cursorPool(route.split(' ')[1] ?? ''), b.next_page);
     if (typeof b.next_page === 'string' && route.endsWith('/versions'))
       this.versionCursor(params.agentId!, b.next_page);
-    if (route.endsWith('/work/claim') && typeof b.lease === 'string') {
+    // Both answer a newly claimed item (complete_and_claim: the next one, its own id).
+    if (
+      (route.endsWith('/work/claim') || route.endsWith('/complete_and_claim')) &&
+      typeof b.lease === 'string'
+    ) {
       this.leases.set(b.id as string, b.lease);
       this.add('work:claimed', b.id as string);
     }

@@ -117,6 +117,11 @@ export const PLANS: Record<string, Plan> = {
     body: (w) => ({ lease: w.own.claimedLease }),
     absentStatus: 409,
   },
+  [`POST ${P}/work/:workId/complete_and_claim`]: {
+    targets: leaseTargets,
+    body: (w) => ({ lease: w.own.claimedLease, kind: 'web_exec', ttl_seconds: 60 }),
+    absentStatus: 409,
+  },
   [`POST ${P}/work/:workId/requeue`]: {
     targets: leaseTargets,
     body: (w) => ({ lease: w.own.claimedLease }),
