@@ -1,12 +1,12 @@
 /**
- * pgbench as the limit: the very statements Leasehold's `claim` and `complete` send, run by
- * PostgreSQL's own C client with prepared statements — what the database allows for this
- * work with no JavaScript in the way.
+ * pgbench as the limit: the very statements Leasehold's `claim` and `complete` send, or the
+ * one `completeAndClaim` sends, run by PostgreSQL's own C client with prepared statements —
+ * what the database allows for this work with no JavaScript in the way.
  *
  * The statements are not retyped here: each operation is run once against a recording
  * handle and its SQL taken from Drizzle's dialect, so the anchor cannot drift from the code.
- * Constant parameters are inlined as literals; the claimed id and lease proof flow from the
- * claim to the completion through pgbench variables (`\gset`).
+ * Constant parameters are inlined as literals; the claimed id and lease proof flow from one
+ * statement to the next through pgbench variables (`\gset`).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { SqlHandle } from '../../src/db/handle.js';
-import { claim, complete } from '../../src/queue/index.js';
+import { claim, complete, completeAndClaim } from '../../src/queue/index.js';
 import type { Item } from '../../src/queue/types.js';
 
 const run = promisify(execFile);
@@ -69,9 +69,7 @@ export async function claimCompleteScript(kind: Item['kind'], ttlMs: number): Pr
   const fake = { id: PLACEHOLDER_ID, lease: PLACEHOLDER_LEASE } as Item;
   const completed = await capture((h) => complete(h, fake), { ok: 1 });
   const claimSql = inline(claimed.sql, claimed.params, () => undefined);
-  const completeSql = inline(completed.sql, completed.params, (v) =>
-    v === PLACEHOLDER_ID ? ':id' : v === PLACEHOLDER_LEASE.slice(0, -1) ? "rtrim(:lease, 'Z')" : undefined,
-  );
+  const completeSql = inline(completed.sql, completed.params, bindHeld);
   if (!completeSql.includes(':id') || !completeSql.includes(':lease')) {
     throw new Error(
       `the completion no longer binds the id and proof the way this anchor expects:\n${completeSql}`,
@@ -80,16 +78,48 @@ export async function claimCompleteScript(kind: Item['kind'], ttlMs: number): Pr
   return `${claimSql} \\gset\n${completeSql};\n`;
 }
 
+/** Binds the held item's id and proof to the pgbench variables `:id` and `:lease`. */
+function bindHeld(value: unknown): string | undefined {
+  if (value === PLACEHOLDER_ID) return ':id';
+  if (value === PLACEHOLDER_LEASE.slice(0, -1)) return "rtrim(:lease, 'Z')";
+  return undefined;
+}
+
+/**
+ * The worker loop as pgbench runs it: one `completeAndClaim` of `kind` with a `ttlMs` lease
+ * per transaction, completing the item the client's previous transaction claimed (`:id`,
+ * `:lease`) and keeping the next one's for the transaction after. Run it with `LOOP_START`
+ * defined: the first transaction holds nothing, so it completes nothing and only claims.
+ */
+export async function completeAndClaimScript(kind: Item['kind'], ttlMs: number): Promise<string> {
+  const fake = { id: PLACEHOLDER_ID, lease: PLACEHOLDER_LEASE } as Item;
+  const step = await capture((h) => completeAndClaim(h, fake, kind, ttlMs), { completed: true, id: null });
+  const stepSql = inline(step.sql, step.params, bindHeld);
+  if ((stepSql.match(/:id\b/g) ?? []).length !== 2 || !stepSql.includes(':lease')) {
+    throw new Error(
+      `completeAndClaim no longer binds the id and proof the way this anchor expects:\n${stepSql}`,
+    );
+  }
+  return `${stepSql} \\gset\n`;
+}
+
+/** The variables a `completeAndClaimScript` client starts with: an id and a proof that hold nothing. */
+export const LOOP_START: Record<string, string> = { id: 'work_none', lease: '2000-01-01T00:00:00Z' };
+
 export interface PgbenchResult {
   tps: number;
 }
 
-/** Runs `script` with `clients` connections for `transactions` per client; tps excludes connecting. */
+/**
+ * Runs `script` with `clients` connections for `transactions` per client; tps excludes
+ * connecting. `defines` are variables every client starts with (`-D`).
+ */
 export async function pgbench(
   url: string,
   script: string,
   clients: number,
   transactions: number,
+  defines: Record<string, string> = {},
 ): Promise<PgbenchResult> {
   const dir = await mkdtemp(path.join(tmpdir(), 'leasehold-pgbench-'));
   const file = path.join(dir, 'script.sql');
@@ -108,6 +138,7 @@ export async function pgbench(
         String(threads),
         '-t',
         String(transactions),
+        ...Object.entries(defines).flatMap(([k, v]) => ['-D', `${k}=${v}`]),
         '-f',
         file,
         url,

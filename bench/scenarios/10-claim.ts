@@ -2,10 +2,13 @@
  * claim+complete draining a 10k backlog at concurrency 1, 8 and 32: Leasehold's claim lane
  * (`claim` then `complete`, and the worker loop `completeAndClaim` that does both in one
  * statement), pgbench running claim's and complete's very statements (the limit for two
- * statements per item), graphile-worker as shipped and pg-boss fetching one job at a time. Every subject starts from a freshly seeded, vacuumed
- * backlog and is timed over the same number of items.
+ * statements per item) and the very statement `completeAndClaim` sends (the limit for the
+ * worker loop), graphile-worker as shipped and pg-boss fetching one job at a time. Every
+ * subject starts from a freshly seeded, vacuumed backlog and is timed over the same number
+ * of items.
  */
-import { claimCompleteScript, pgbench } from '../anchors/pgbench.js';
+import type pg from 'pg';
+import { claimCompleteScript, completeAndClaimScript, LOOP_START, pgbench } from '../anchors/pgbench.js';
 import { type DrainSubjects, openDrainSubjects } from '../lib/drain-subjects.js';
 import type { BenchContext, Scenario } from '../lib/harness.js';
 import { drainLeasehold } from '../lib/leasehold-drain.js';
@@ -19,12 +22,14 @@ export function scenarios(ctx: BenchContext): Scenario[] {
     const count = ctx.smoke ? 300 : concurrency === 1 ? 2_000 : 4_000;
     let s: DrainSubjects;
     let script: string;
+    let loopScript: string;
     return {
       name: `claim_c${concurrency}`,
       description: `claim+complete of ${count.toLocaleString('en-US')} items from a ${backlog.toLocaleString('en-US')} backlog, concurrency ${concurrency}`,
       async setup() {
         s = await openDrainSubjects(ctx.databaseUrl, concurrency);
         script = await claimCompleteScript('model_turn', TTL_MS);
+        loopScript = await completeAndClaimScript('model_turn', TTL_MS);
       },
       async teardown() {
         await s?.close();
@@ -42,6 +47,14 @@ export function scenarios(ctx: BenchContext): Scenario[] {
           await s.seed(backlog);
           const per = Math.floor(count / concurrency);
           return { items_per_s: (await pgbench(ctx.databaseUrl, script, concurrency, per)).tps };
+        },
+        pgbench_loop: async () => {
+          await s.seed(backlog);
+          const per = Math.floor(count / concurrency);
+          const { tps } = await pgbench(ctx.databaseUrl, loopScript, concurrency, per, LOOP_START);
+          // Each client's first step only claims and its last claim stays held: all others complete.
+          await expectStopped(s.conn.pool, concurrency * (per - 1));
+          return { items_per_s: tps };
         },
         graphile: async () => {
           await s.graphile.seed(backlog);
@@ -73,7 +86,15 @@ export function scenarios(ctx: BenchContext): Scenario[] {
           denominator: 'pgboss',
           metric: 'items_per_s',
         },
-        // The worker loop against the same anchors: one statement per item where they run two.
+        // The worker loop against its own limit: pgbench sending the loop's one statement.
+        {
+          name: `loop_c${concurrency}_vs_pgbench_loop`,
+          numerator: 'leasehold_loop',
+          denominator: 'pgbench_loop',
+          metric: 'items_per_s',
+          ...(concurrency === 8 ? { goal: { op: '>=', value: 0.8 } as const } : {}),
+        },
+        // And against the two-statement anchors: one statement per item where they run two.
         {
           name: `loop_c${concurrency}_vs_pgbench`,
           numerator: 'leasehold_loop',
@@ -89,4 +110,12 @@ export function scenarios(ctx: BenchContext): Scenario[] {
       ],
     };
   });
+}
+
+/** Fails the run unless exactly `n` items were completed: an anchor that skipped its writes would run fast. */
+async function expectStopped(pool: pg.Pool, n: number): Promise<void> {
+  const { rows } = await pool.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM work_items WHERE state = 'stopped'",
+  );
+  if (rows[0]!.n !== n) throw new Error(`pgbench's worker loop completed ${rows[0]!.n} items, not ${n}`);
 }
