@@ -29,7 +29,29 @@ export function benchUrl(): string {
 }
 
 /** Drops and recreates the bench database and applies Leasehold's migrations. */
-export async function prepareBenchDatabase(): Promise<string> {
+export function prepareBenchDatabase(): Promise<string> {
+  return prepareDatabase(BENCH_DATABASE);
+}
+
+/**
+ * A second migrated database beside the bench's own, `<bench>_<suffix>`, for a dataset that
+ * must outlive the resets of the main one (a large backlog built once); `dropSideDatabase` ends it.
+ */
+export function prepareSideDatabase(suffix: string): Promise<string> {
+  return prepareDatabase(sideName(suffix));
+}
+
+export async function dropSideDatabase(suffix: string): Promise<void> {
+  await asAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${sideName(suffix)} WITH (FORCE)`));
+}
+
+function sideName(suffix: string): string {
+  if (!/^[a-z0-9_]+$/.test(suffix))
+    throw new Error(`a side database suffix must be a plain identifier: ${suffix}`);
+  return `${BENCH_DATABASE}_${suffix}`;
+}
+
+async function asAdmin(run: (admin: pg.Client) => Promise<unknown>): Promise<void> {
   const admin = new pg.Client({ connectionString: adminUrl() });
   try {
     await admin.connect();
@@ -39,19 +61,26 @@ export async function prepareBenchDatabase(): Promise<string> {
     );
   }
   try {
-    await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${BENCH_DATABASE}`);
+    await run(admin);
   } finally {
     await admin.end();
   }
-  const url = benchUrl();
-  const conn = connectPg(url, { max: 1 });
+}
+
+async function prepareDatabase(name: string): Promise<string> {
+  await asAdmin(async (admin) => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  });
+  const url = new URL(adminUrl());
+  url.pathname = `/${name}`;
+  const conn = connectPg(url.toString(), { max: 1 });
   try {
-    await migratePg(conn.db, MIGRATIONS, url);
+    await migratePg(conn.db, MIGRATIONS, url.toString());
   } finally {
     await conn.close();
   }
-  return url;
+  return url.toString();
 }
 
 /** Empties Leasehold's tables (anchors' schemas are theirs to reset). */
@@ -73,4 +102,18 @@ export async function seedClaimBacklog(
   await pool.query('VACUUM ANALYZE work_items');
   await pool.query('VACUUM ANALYZE sessions');
   return environmentId;
+}
+
+/**
+ * Puts back every item a drain took from a `seedClaimBacklog` backlog — queued, never
+ * claimed — and settles the table again, so a backlog too large to seed per measurement is
+ * built once and reused. The rows taken were the oldest, and they go back under their own
+ * ids and creation times, so the next drain takes the same items in the same order.
+ */
+export async function restoreClaimBacklog(pool: pg.Pool): Promise<void> {
+  await pool.query(
+    `UPDATE work_items SET state = 'queued', lease_expires_at = NULL, stopped_at = NULL, claims = 0, updated_at = now()
+      WHERE state <> 'queued'`,
+  );
+  await pool.query('VACUUM ANALYZE work_items');
 }
