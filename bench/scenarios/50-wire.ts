@@ -11,13 +11,12 @@
  *   (sampled from /proc), and the gzipped Worker bundle (scripts/bundle-size.mjs). Named
  *   with `wire` so `--only wire` runs it with the cycle it samples.
  *
- * Both servers start once per scenario (Leasehold's is shared by the two scenarios when they
- * run back to back); every measurement starts from a freshly seeded backlog.
+ * Both servers start once per scenario (Leasehold's is shared with the scenarios that run
+ * right after, `sharedServer`); every measurement starts from a freshly seeded backlog.
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
-import { ENTRY, type RunningServer, startServer } from '../../test/helpers/server.js';
 import {
   backendCpuDelta,
   backendCpuMs,
@@ -35,6 +34,7 @@ import {
   type WireEnvironment,
 } from '../anchors/wire-cycle.js';
 import type { BenchContext, Metrics, Scenario } from '../lib/harness.js';
+import { type LeaseholdServer, sharedServer } from '../lib/node-server.js';
 
 const WORKERS = 8;
 /** How often the server's RSS is read while the cycle runs. */
@@ -49,49 +49,6 @@ interface Sizes {
 
 const FULL: Sizes = { warmupMs: 1_000, windowMs: 5_000, backlog: 15_000 };
 const SMOKE: Sizes = { warmupMs: 200, windowMs: 700, backlog: 3_000 };
-
-interface Leasehold {
-  server: RunningServer;
-  /** The node process that runs functions/node.ts (the server's pid is its `tsx` parent). */
-  scriptPid: number;
-}
-
-/**
- * Leasehold's server, started by the first scenario that needs it and stopped a moment after
- * the last one lets go, so the two scenarios of this file share one start.
- */
-const leasehold = (() => {
-  let running: Promise<Leasehold> | undefined;
-  let users = 0;
-  let idle: NodeJS.Timeout | undefined;
-  return {
-    async acquire(databaseUrl: string): Promise<Leasehold> {
-      users++;
-      clearTimeout(idle);
-      running ??= startServer({ databaseUrl }).then((server) => ({
-        server,
-        scriptPid: scriptProcess(server.pid, ENTRY),
-      }));
-      try {
-        return await running;
-      } catch (err) {
-        users--;
-        running = undefined;
-        throw err;
-      }
-    },
-    release(): void {
-      if (--users > 0 || !running) return;
-      const stopping = running;
-      idle = setTimeout(() => {
-        if (running === stopping) running = undefined;
-        void stopping.then((l) => l.server.stop());
-      }, 1_000);
-      // The process may end first: the server's supervisor ends it then.
-      idle.unref();
-    },
-  };
-})();
 
 /** The gzipped Worker bundle in KiB, built at most once per bench run. */
 let bundleBuild: Promise<number> | undefined;
@@ -116,19 +73,19 @@ function buildBundle(): Promise<number> {
 /** What each scenario sets up: a seeding pool and an environment of its own. */
 interface Fixture {
   db: pg.Pool;
-  lh: Leasehold;
+  lh: LeaseholdServer;
   environment: WireEnvironment;
 }
 
 async function fixture(ctx: BenchContext, sizes: Sizes): Promise<Fixture> {
-  const lh = await leasehold.acquire(ctx.databaseUrl);
+  const lh = await sharedServer.acquire(ctx.databaseUrl);
   const db = new pg.Pool({ connectionString: ctx.databaseUrl, max: 2 });
   try {
     const environment = await createWireEnvironment(lh.server.baseURL, lh.server.adminKey);
     await ensureSessions(db, environment.environmentId, sizes.backlog);
     return { db, lh, environment };
   } catch (err) {
-    leasehold.release();
+    sharedServer.release();
     await db.end();
     throw err;
   }
@@ -210,7 +167,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
     async teardown() {
       await floor?.stop();
       if (wire) {
-        leasehold.release();
+        sharedServer.release();
         await wire.db.end();
       }
       wire = undefined;
@@ -258,7 +215,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
     async teardown() {
       await bundle?.catch(() => {});
       if (mem) {
-        leasehold.release();
+        sharedServer.release();
         await mem.db.end();
       }
       mem = undefined;
