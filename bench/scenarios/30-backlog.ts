@@ -7,7 +7,7 @@
  * The 10k and 100k backlogs are seeded afresh for every measurement. The million is built
  * once, in a database of its own beside the bench's (seeding it takes about a minute), and
  * after each measurement the items it took are put back as they were and the table vacuumed
- * (`restoreClaimBacklog`). Smoke runs stand a 50k backlog in for the million.
+ * (`restoreClaimBacklog`). Smoke runs stand a 30k backlog in for the million.
  */
 import pg from 'pg';
 import { connectPg, type PgConnection } from '../../src/db/drivers/node-pg.js';
@@ -52,7 +52,7 @@ async function close(b: Backlog | undefined): Promise<void> {
 export function scenarios(ctx: BenchContext): Scenario[] {
   const small = ctx.smoke ? 2_000 : 10_000;
   const large = ctx.smoke ? 20_000 : 100_000;
-  const huge = ctx.smoke ? 50_000 : 1_000_000;
+  const huge = ctx.smoke ? 30_000 : 1_000_000;
   const count = ctx.smoke ? 400 : 4_000;
   let main: Backlog | undefined;
   let side: Backlog | undefined;
