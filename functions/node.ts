@@ -17,6 +17,7 @@ import type { ApiDeps, JournalDeps } from '../src/api/types.js';
 import { WakeHub } from '../src/api/wake.js';
 import { ensureConfiguredAdminKey, hasAdminKey, issueApiKey } from '../src/auth/credentials.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
+import { registerConsole } from '../src/console/index.js';
 import { connectPg, listenPg, migratePg } from '../src/db/drivers/node-pg.js';
 import type { Database } from '../src/db/handle.js';
 import { connectJournal } from '../src/journal/connect.js';
@@ -205,7 +206,12 @@ async function main(): Promise<void> {
   const brain = await startBrain(config, storage.db, journal, hubs.turns);
   const pollGate = new PollGate({ perKey: config.longPollsPerKey, perProcess: config.longPollsPerProcess });
   const openapi = JSON.parse(await readFile(OPENAPI, 'utf8')) as OpenApiDocument;
-  const app = createApp(deps, { pollGate, openapi, staticFiles: loadStaticFiles() });
+  const app = createApp(deps, {
+    pollGate,
+    openapi,
+    staticFiles: loadStaticFiles(),
+    console: registerConsole,
+  });
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
     log.info(`listening on http://${info.address}:${info.port} (${storage.description})`),
   );

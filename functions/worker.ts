@@ -36,6 +36,7 @@ import { LIFETIME_MS } from '../src/api/routes/session-events-stream.js';
 import type { ApiDeps } from '../src/api/types.js';
 import { ListeningWake } from '../src/api/wake.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
+import { registerConsole } from '../src/console/index.js';
 import { connectNeon, type NeonConnection } from '../src/db/drivers/neon.js';
 import { connectJournal } from '../src/journal/connect.js';
 import { runOnce } from '../src/queue/housekeeping.js';
@@ -50,7 +51,7 @@ interface Ctx {
 }
 
 /** Built once per isolate; each request brings its own database through `env`. */
-const app = createApp((env) => (env as { deps: ApiDeps }).deps);
+const app = createApp((env) => (env as { deps: ApiDeps }).deps, { console: registerConsole });
 
 function config(env: Env): Config & { databaseUrl: string } {
   const parsed = parseConfig(env);

@@ -7,7 +7,6 @@
 import { Hono } from 'hono';
 import { ConfiguredAdminKey } from '../auth/configured-admin-key.js';
 import { CredentialCache } from '../auth/credential-cache.js';
-import { registerConsole } from '../console/index.js';
 import { pgCode } from '../db/errors.js';
 import { newId } from '../ids.js';
 import { serverSpans } from '../telemetry/server-span.js';
@@ -36,6 +35,12 @@ export interface AppOptions {
    * asset before the app sees the request.
    */
   openapi?: OpenApiDocument;
+  /**
+   * Mounts the operator console (src/console's `registerConsole`) after the API's routes, with
+   * `staticFiles`. The entry points pass it, so the API does not depend on its console; without
+   * it the app has no /console pages.
+   */
+  console?: (app: Hono<AppEnv>, staticFiles?: StaticFiles) => void;
 }
 
 /**
@@ -73,7 +78,7 @@ export function createApp(
 
   if (options.openapi) registerOpenApi(app, options.openapi);
   registerRoutes(app);
-  registerConsole(app, options.staticFiles);
+  options.console?.(app, options.staticFiles);
 
   app.notFound((c) =>
     respondError(c.get('requestId') ?? newId('req'), notFound(`no such endpoint: ${c.req.path}`)),

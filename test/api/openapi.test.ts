@@ -4,6 +4,7 @@ import { OPENAPI_ASSET } from '../../functions/openapi.js';
 import { createApp } from '../../src/api/app.js';
 import { documentedRoutes } from '../../src/api/openapi.js';
 import { renderOpenApi } from '../../src/api/openapi-document.js';
+import { registerConsole } from '../../src/console/index.js';
 import { testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 
@@ -32,7 +33,7 @@ describe('GET /openapi.json', () => {
   });
 
   it('an app given no document has no /openapi.json (the Worker serves the file as a static asset)', async () => {
-    const app = createApp({ db: t.db });
+    const app = createApp({ db: t.db }, { console: registerConsole });
     expect(app.routes.some((r) => r.path === '/openapi.json')).toBe(false);
     expect((await app.request('/openapi.json')).status).toBe(404);
   });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script without type declarations
 import { ASSET_DIR, GENERATED, renderAssets, writtenAssets } from '../../scripts/console-assets.mjs';
 import { createApp } from '../../src/api/app.js';
+import { registerConsole } from '../../src/console/index.js';
 import { environmentWithKey, testApi } from '../helpers/api.js';
 import { consoleSession } from '../helpers/console.js';
 import { useTestDb } from '../helpers/db.js';
@@ -67,7 +68,7 @@ describe('console assets', () => {
   });
 
   it('the app serves no asset of its own: without static files a page still links them, and they are 404', async () => {
-    const bare = createApp({ db: t.db });
+    const bare = createApp({ db: t.db }, { console: registerConsole });
     const page = await (await bare.request('/console/sign-in')).text();
     const refs = assetRefs(page);
     expect(refs.length).toBeGreaterThan(0);

@@ -10,6 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app.js';
 import { documentedRoutes, type RouteDoc } from '../../src/api/openapi.js';
+import { registerConsole } from '../../src/console/index.js';
 import { testApi } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { recordFault } from '../helpers/faults.js';
@@ -35,7 +36,7 @@ function callerFaults(): string {
 
 /** Building the app registers (and documents) every route. */
 function registry(): { documented: readonly RouteDoc[]; served: { method: string; path: string }[] } {
-  const app = createApp({ db: {} as never });
+  const app = createApp({ db: {} as never }, { console: registerConsole });
   return { documented: documentedRoutes(), served: app.routes };
 }
 

@@ -11,6 +11,7 @@ import type { StaticFiles } from '../../src/api/static-files.js';
 import type { AppEnv, JournalDeps } from '../../src/api/types.js';
 import { WakeHub } from '../../src/api/wake.js';
 import { type ApiKeyScope, issueApiKey, issueEnvironmentKey } from '../../src/auth/credentials.js';
+import { registerConsole } from '../../src/console/index.js';
 import type { Database } from '../../src/db/handle.js';
 import { createEnvironment, createSession, type EnvironmentKind } from './factories.js';
 
@@ -47,7 +48,7 @@ export function testApi(db: Database, journal?: JournalDeps): TestApi {
       log: { warn: () => {}, error: () => {} },
       journal: journal ? () => Promise.resolve(journal) : undefined,
     },
-    { openapi: OPENAPI_DOCUMENT, staticFiles: testStaticFiles() },
+    { openapi: OPENAPI_DOCUMENT, staticFiles: testStaticFiles(), console: registerConsole },
   );
   return {
     app,

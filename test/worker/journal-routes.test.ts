@@ -18,6 +18,7 @@ import { createApp } from '../../src/api/app.js';
 import { toWireRecord } from '../../src/api/routes/journal-wire.js';
 import type { AppEnv } from '../../src/api/types.js';
 import { issueApiKey, issueEnvironmentKey } from '../../src/auth/credentials.js';
+import { registerConsole } from '../../src/console/index.js';
 import { connectNeon } from '../../src/db/drivers/neon.js';
 import { recordHeaders } from '../../src/journal/codec.js';
 import { connectJournal } from '../../src/journal/connect.js';
@@ -128,7 +129,10 @@ describe('the journal through the Worker under workerd', () => {
     })));
     const held = connectNeon(bindings.DATABASE_URL, { localProxy: bindings.LEASEHOLD_NEON_WS_PROXY });
     closeHeldDb = () => held.close();
-    heldApp = createApp({ db: held.db, journal: () => Promise.resolve({ nc, js }) });
+    heldApp = createApp(
+      { db: held.db, journal: () => Promise.resolve({ nc, js }) },
+      { console: registerConsole },
+    );
   });
 
   /** Signs the admin key in to the console through the Worker; the cookie a browser would send back. */
