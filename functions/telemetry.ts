@@ -21,7 +21,7 @@ import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trac
 import type { Logger } from '../src/api/types.js';
 import type { Config } from '../src/config.js';
 import type { SqlHandle } from '../src/db/handle.js';
-import { QUEUE_METER_SCOPE, registerQueueMetrics } from '../src/telemetry/metrics.js';
+import { QUEUE_METER_SCOPE, registerQueueMetrics } from '../src/queue/index.js';
 
 export const SERVICE_NAME = 'leasehold';
 /** The SDK's default export interval; the gauges cost one stats query per self_hosted environment. */

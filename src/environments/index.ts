@@ -20,7 +20,6 @@ export { createEnvironment, type NewEnvironment } from './create.js';
 export { type DeleteOutcome, deleteEnvironment } from './delete.js';
 export { getEnvironment } from './get.js';
 export { listEnvironments } from './list.js';
-export { listSelfHostedEnvironmentIds } from './list-self-hosted.js';
 export {
   applyMetadataPatch,
   MAX_METADATA_KEY,

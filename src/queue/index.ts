@@ -38,6 +38,7 @@ export {
 export { type KeepLeaseOptions, keepLease, LeaseKeeper } from './keeper.js';
 export { assertLease, complete, extend, requeue } from './lease.js';
 export { listWork, type WorkCursor } from './list-work.js';
+export { QUEUE_METER_SCOPE, type QueueMetricsRegistration, registerQueueMetrics } from './metrics.js';
 export { DEFAULT_RECLAIM_MS, FINALIZE_BATCH, poll } from './poll.js';
 export { recordPoll } from './record-poll.js';
 export {

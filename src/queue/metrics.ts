@@ -8,9 +8,10 @@
  */
 import { type BatchObservableCallback, type Meter, metrics, ValueType } from '@opentelemetry/api';
 import type { SqlHandle } from '../db/handle.js';
-import { listSelfHostedEnvironmentIds } from '../environments/index.js';
-import { stats, type WorkStats } from '../queue/index.js';
-import { withSpan } from './tracing.js';
+import { withSpan } from '../telemetry/tracing.js';
+import { listSelfHostedEnvironmentIds } from './self-hosted-environments.js';
+import { stats } from './stats.js';
+import type { WorkStats } from './types.js';
 
 /** The reference's meter scope, kept so dashboards built on it keep working. */
 export const QUEUE_METER_SCOPE = 'github.com/OpenSDLC-Dev/managed-agent-platform/internal/queue';

@@ -6,8 +6,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { enqueue, poll, recordPoll } from '../../src/queue/index.js';
-import { QUEUE_METER_SCOPE, registerQueueMetrics } from '../../src/telemetry/metrics.js';
+import { enqueue, poll, QUEUE_METER_SCOPE, recordPoll, registerQueueMetrics } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { createSession, setupSession } from '../helpers/factories.js';
 
