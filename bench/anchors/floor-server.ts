@@ -30,7 +30,7 @@ const DEFAULT_TTL_SECONDS = 30;
 const MAX_TTL_SECONDS = 300;
 const NO_HEARTBEAT = 'NO_HEARTBEAT';
 
-/** RFC 3339 UTC, microseconds, trailing zeros trimmed — src/queue/sql.ts `ts()`. */
+/** RFC 3339 UTC, microseconds, trailing zeros trimmed — src/db/time.ts `ts()`. */
 const ts = (column: string) =>
   `(rtrim(rtrim(to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '0'), '.') || 'Z')`;
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { ts } from '../queue/sql.js';
+import { ts } from '../db/time.js';
 
 /**
  * The `Agent` projection of one version: `agents a` joined to one of its `agent_versions v`,

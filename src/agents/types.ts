@@ -15,7 +15,7 @@
  *
  * Times are database time rendered as RFC 3339 UTC strings (`ts()`), never a JS `Date`.
  */
-import type { Timestamp } from '../queue/types.js';
+import type { Timestamp } from '../db/time.js';
 
 /** Whether a built-in tool's call runs at once, waits for approval, or is judged per call. */
 export type PermissionPolicy = { type: 'always_allow' | 'always_ask' | 'auto' };

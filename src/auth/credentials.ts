@@ -8,9 +8,8 @@
  */
 import { sql } from 'drizzle-orm';
 import { maybeRow, rows, type SqlHandle } from '../db/handle.js';
+import { type Timestamp, ts } from '../db/time.js';
 import { newId } from '../ids.js';
-import { ts } from '../queue/sql.js';
-import type { Timestamp } from '../queue/types.js';
 import type { CredentialCache } from './credential-cache.js';
 import { digestsEqual, hashSecret, mintSecret } from './secrets.js';
 

@@ -5,7 +5,7 @@
  * Times are `timestamptz` read in `string` mode: Postgres keeps microseconds and a JS `Date`
  * keeps milliseconds, and lease proofs and heartbeat echoes are compared by equality, so a
  * stamp must never pass through `Date` (docs/queue.md, "Timestamps"). The queue's hot-path SQL
- * renders stamps itself (see `queue/sql.ts`); these column modes only matter for plain CRUD.
+ * renders stamps itself (see `db/time.ts`); these column modes only matter for plain CRUD.
  */
 import { sql } from 'drizzle-orm';
 import {
@@ -23,7 +23,7 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { WORK_DATA_TYPES, WORK_KINDS, WORK_LANES, WORK_STATES } from '../queue/types.js';
+import { WORK_DATA_TYPES, WORK_KINDS, WORK_LANES, WORK_STATES } from './work-enums.js';
 
 const stamp = (name: string) => timestamp(name, { withTimezone: true, mode: 'string' });
 

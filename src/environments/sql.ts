@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { ts } from '../queue/sql.js';
+import { ts } from '../db/time.js';
 
 /** The `Environment` projection of `environments`, aliased to the TypeScript field names. */
 export const ENVIRONMENT_COLUMNS = sql.raw(`id, kind, name, description, metadata, config,

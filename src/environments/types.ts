@@ -15,7 +15,7 @@
  *
  * Times are database time rendered as RFC 3339 UTC strings (`ts()`), never a JS `Date`.
  */
-import type { Timestamp } from '../queue/types.js';
+import type { Timestamp } from '../db/time.js';
 import type { EnvironmentConfig } from './config.js';
 
 export type EnvironmentKind = EnvironmentConfig['type'];

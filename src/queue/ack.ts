@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { interval } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { WorkNotFoundError } from './errors.js';
-import { interval, WORK_COLUMNS, wireScope } from './sql.js';
+import { WORK_COLUMNS, wireScope } from './sql.js';
 import type { Work } from './types.js';
 
 /**

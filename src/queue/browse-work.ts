@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { instant } from '../db/instant.js';
+import { ts } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
 import type { WorkCursor } from './list-work.js';
-import { ts, WORK_COLUMNS } from './sql.js';
+import { WORK_COLUMNS } from './sql.js';
 import type { Timestamp, Work, WorkKind, WorkLane, WorkState } from './types.js';
 
 /** An item as an operator sees it: the wire's fields plus the lane and the last write. */

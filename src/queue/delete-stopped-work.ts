@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
-import { interval } from './sql.js';
+import { interval } from '../db/time.js';
 
 /**
  * Deletes at most `batch` items stopped longer ago than `retainMs`, the longest stopped first

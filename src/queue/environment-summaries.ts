@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
+import { ts } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { queueFigures } from './queue-figures.js';
-import { ts } from './sql.js';
 import type { Timestamp } from './types.js';
 
 /** An environment's queue at a glance: `stats` for the poll lane, plus the claim lane's backlog. */

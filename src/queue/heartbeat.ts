@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { instant } from '../db/instant.js';
+import { interval, ts } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { type HeartbeatCurrentState, HeartbeatMismatchError, WorkNotFoundError } from './errors.js';
-import { interval, ts, wireScope } from './sql.js';
+import { wireScope } from './sql.js';
 import { type HeartbeatResult, NO_HEARTBEAT, type WorkState } from './types.js';
 
 const LAST_HEARTBEAT = sql.raw(`${ts('w.last_heartbeat')} AS "lastHeartbeat"`);

@@ -5,6 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { interval } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { drain, type HousekeepingOptions } from './drain.js';
 import { FINALIZE_BATCH } from './poll.js';
@@ -15,7 +16,6 @@ import {
   retireStoppedWork,
 } from './retention.js';
 import { pruneSamples, sampleQueues } from './samples.js';
-import { interval } from './sql.js';
 import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
 
 export type { HousekeepingOptions } from './drain.js';

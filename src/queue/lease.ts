@@ -7,9 +7,9 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { instant } from '../db/instant.js';
+import { interval, ts } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { LeaseLostError } from './errors.js';
-import { interval, ts } from './sql.js';
 import type { Item, Timestamp } from './types.js';
 
 /** The span attributes of a holder's write. */

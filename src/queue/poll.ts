@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { interval } from '../db/time.js';
 import { newId } from '../ids.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { recordPollCtes } from './record-poll.js';
-import { interval, WORK_COLUMNS } from './sql.js';
+import { WORK_COLUMNS } from './sql.js';
 import type { Work } from './types.js';
 
 /** Abandoned wind-downs a single poll finalizes at most; the rest drain on later polls. */

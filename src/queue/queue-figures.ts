@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { interval } from './sql.js';
+import { interval } from '../db/time.js';
 import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
 
 /**

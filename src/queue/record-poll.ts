@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { SqlHandle } from '../db/handle.js';
+import { interval } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
-import { interval } from './sql.js';
 import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
 
 /**

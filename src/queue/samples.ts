@@ -5,9 +5,9 @@
  */
 import { sql } from 'drizzle-orm';
 import { maybeRow, rows, type SqlHandle } from '../db/handle.js';
+import { interval, ts } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { queueFigures } from './queue-figures.js';
-import { interval, ts } from './sql.js';
 import type { Timestamp } from './types.js';
 
 /** The chart shows the last hour; a few minutes spare so its first point is never half-pruned. */

@@ -1,24 +1,10 @@
 /**
- * SQL fragments every queue statement shares: the time rendering, the projections and the
- * wire scope. Each operation writes its own statement out whole in its own file; only what
+ * SQL fragments every queue statement shares: the projections, the wire scope and the claim
+ * lane's predicates (the time rendering is `db/time.ts`). Each operation writes its own statement out whole in its own file; only what
  * must be identical everywhere lives here.
  */
 import { type SQL, sql } from 'drizzle-orm';
-
-/**
- * Renders a timestamptz column as RFC 3339 UTC with microseconds, trailing zeros trimmed and
- * the fraction dropped when zero (`…:23.12345Z`, `…:23Z`). Done in SQL so no driver's type
- * parser or the session's TimeZone can touch it, and so the string round-trips exactly:
- * `'<it>'::timestamptz` is the stored value to the microsecond. NULL stays NULL.
- */
-export function ts(column: string): string {
-  return `(rtrim(rtrim(to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '0'), '.') || 'Z')`;
-}
-
-/** A duration in milliseconds as an SQL interval, bound as a parameter. */
-export function interval(ms: number): SQL {
-  return sql`(${ms}::double precision * interval '1 millisecond')`;
-}
+import { interval, ts } from '../db/time.js';
 
 /** The `Work` projection of `work_items w`, aliased to the TypeScript field names. */
 export const WORK_COLUMNS = sql.raw(`w.id, w.environment_id AS "environmentId", w.data_type AS "dataType",

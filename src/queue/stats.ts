@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { interval, ts } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
-import { interval, ts } from './sql.js';
 import type { WorkStats } from './types.js';
 
 /** A worker counts toward `workersPolling` while its last poll is this recent. */

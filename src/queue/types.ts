@@ -34,20 +34,20 @@
  * zeros trimmed, `Z`): a JS `Date` would drop the microseconds that proofs compare on.
  */
 
-export const WORK_KINDS = ['model_turn', 'tool_exec', 'web_exec', 'outputs_harvest', 'mcp_exec'] as const;
-export const WORK_STATES = ['queued', 'starting', 'active', 'stopping', 'stopped'] as const;
-/** Who may take an item: `claim` (in-process/platform) or `poll` (the wire). */
-export const WORK_LANES = ['claim', 'poll'] as const;
-/** What an item is for, as the wire's `data.type` says: a session's work, or a healthcheck. */
-export const WORK_DATA_TYPES = ['session', 'healthcheck'] as const;
+import type { Timestamp } from '../db/time.js';
+import type { WorkDataType, WorkKind, WorkState } from '../db/work-enums.js';
 
-export type WorkKind = (typeof WORK_KINDS)[number];
-export type WorkState = (typeof WORK_STATES)[number];
-export type WorkLane = (typeof WORK_LANES)[number];
-export type WorkDataType = (typeof WORK_DATA_TYPES)[number];
-
-/** RFC 3339 UTC with microseconds, trailing zeros trimmed, `Z` (e.g. `2026-11-30T09:34:12.12345Z`). */
-export type Timestamp = string;
+export type { Timestamp } from '../db/time.js';
+export {
+  WORK_DATA_TYPES,
+  WORK_KINDS,
+  WORK_LANES,
+  WORK_STATES,
+  type WorkDataType,
+  type WorkKind,
+  type WorkLane,
+  type WorkState,
+} from '../db/work-enums.js';
 
 /** W3C trace context carrier captured at enqueue: `{ traceparent, tracestate? }`. */
 export type TraceContext = Record<string, string>;

@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
-import { interval, ts } from '../queue/sql.js';
-import type { Timestamp } from '../queue/types.js';
+import { interval, type Timestamp, ts } from '../db/time.js';
 
 /** A deleted session's journal run, held by one housekeeping run until `claimedUntil`. */
 export interface JournalPurgeClaim {

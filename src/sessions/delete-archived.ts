@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
-import { interval } from '../queue/sql.js';
+import { interval } from '../db/time.js';
 import { SESSION_EVENTS_CHANNEL } from './sql.js';
 
 /** What one `deleteArchivedSessions` statement did. */

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
-import { ts } from '../queue/sql.js';
+import { ts } from '../db/time.js';
 import { SESSION_COLUMNS } from './sql.js';
 import type { Session } from './types.js';
 

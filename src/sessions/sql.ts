@@ -1,6 +1,6 @@
 /** The projections the sessions module's statements share. */
 import { sql } from 'drizzle-orm';
-import { ts } from '../queue/sql.js';
+import { ts } from '../db/time.js';
 
 /** The `Session` projection of `sessions s`, the running span and the age computed by the database. */
 export const SESSION_COLUMNS = sql.raw(`s.id, s.environment_id AS "environmentId", s.agent,

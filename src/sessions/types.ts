@@ -9,7 +9,7 @@
  * - **tool call**: an `agent.tool_use` / `agent.custom_tool_use` event and its answer.
  */
 import type { SESSION_STATUSES } from '../db/schema.js';
-import type { Timestamp } from '../queue/types.js';
+import type { Timestamp } from '../db/time.js';
 
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 

@@ -5,12 +5,12 @@
 import { sql } from 'drizzle-orm';
 import type { SqlHandle } from '../../src/db/handle.js';
 import { maybeRow, rows } from '../../src/db/handle.js';
+import { ts } from '../../src/db/time.js';
 import { newId } from '../../src/ids.js';
 import { ack } from '../../src/queue/ack.js';
 import { enqueue } from '../../src/queue/enqueue.js';
 import { heartbeat } from '../../src/queue/heartbeat.js';
 import { poll } from '../../src/queue/poll.js';
-import { ts } from '../../src/queue/sql.js';
 import { stop } from '../../src/queue/stop.js';
 import {
   type Item,

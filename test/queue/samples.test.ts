@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { maybeRow, rows, type SqlHandle } from '../../src/db/handle.js';
+import { ts } from '../../src/db/time.js';
 import { archiveEnvironment } from '../../src/environments/archive.js';
 import { deleteEnvironment } from '../../src/environments/delete.js';
 import {
@@ -12,7 +13,6 @@ import {
   sampleQueues,
   stats,
 } from '../../src/queue/index.js';
-import { ts } from '../../src/queue/sql.js';
 import type { Timestamp } from '../../src/queue/types.js';
 import { useTestDb } from '../helpers/db.js';
 import {

@@ -5,7 +5,7 @@
  * one item), reporting progress as it goes.
  */
 
-import { WORK_KINDS } from '../../queue/types.js';
+import { WORK_KINDS } from '../../db/work-enums.js';
 import { expectPositionals, integer, text } from '../args.js';
 import { seg } from '../client.js';
 import type { Command, CommandDef } from '../context.js';

@@ -18,10 +18,10 @@ import { encodeEnvironmentCursor } from '../../../src/api/routes/environment-wir
 import { encodeCursor } from '../../../src/api/wire.js';
 import { issueApiKey, issueEnvironmentKey, revokeApiKey } from '../../../src/auth/credentials.js';
 import type { Database } from '../../../src/db/handle.js';
+import { ts } from '../../../src/db/time.js';
 import { resolveConfig } from '../../../src/environments/index.js';
 import { newId } from '../../../src/ids.js';
 import { claim } from '../../../src/queue/claim.js';
-import { ts } from '../../../src/queue/sql.js';
 import { WORK_KINDS } from '../../../src/queue/types.js';
 import {
   createEnvironment,
