@@ -1,49 +1,17 @@
 /**
- * Housekeeping for cron entry points: bounded, idempotent, and safe to overlap with itself
- * or with polls (SKIP LOCKED, and every UPDATE re-checks its predicate on the locked row).
- * Nothing here runs on a timer; `functions/` decides when.
+ * The queue's housekeeping steps for cron entry points (`housekeeping/run-once.ts` runs them):
+ * bounded, idempotent, and safe to overlap with themselves or with polls (SKIP LOCKED, and
+ * every UPDATE re-checks its predicate on the locked row). Nothing here runs on a timer;
+ * `functions/` decides when.
  */
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { interval } from '../db/time.js';
-import { withSpan } from '../telemetry/tracing.js';
 import { drain, type HousekeepingOptions } from './drain.js';
 import { FINALIZE_BATCH } from './poll.js';
-import {
-  type JournalProvider,
-  purgeJournals,
-  retireArchivedSessions,
-  retireStoppedWork,
-} from './retention.js';
-import { pruneSamples, sampleQueues } from './samples.js';
 import { WORKERS_POLLING_WINDOW_MS } from './stats.js';
 
 export type { HousekeepingOptions } from './drain.js';
-
-export interface HousekeepingDeps {
-  db: SqlHandle;
-  /**
-   * The journal's stream manager, asked for only when a deleted session's run is due for its
-   * purge (a Worker connects to NATS then, not on every cron). Absent: the purges wait for a
-   * run that has one.
-   */
-  journal?: JournalProvider;
-}
-export interface HousekeepingCounts {
-  finalized: number;
-  reaped: number;
-  /** Queue samples written (one per non-archived environment). */
-  sampled: number;
-  /** Queue samples deleted for being older than the retention. */
-  pruned: number;
-  /** Work items deleted for having been stopped longer than their retention. */
-  deletedWorkItems: number;
-  /** Archived sessions deleted after their retention, and the events of their logs. */
-  deletedSessions: number;
-  deletedEvents: number;
-  /** Journal runs of deleted sessions purged from the stream. */
-  purgedJournals: number;
-}
 
 const DEFAULT_REAP_BATCH = 500;
 
@@ -98,40 +66,6 @@ export function reapPolls(db: SqlHandle, options: HousekeepingOptions = {}): Pro
       ),
     ),
   );
-}
-
-/**
- * One housekeeping pass, as a cron trigger runs it; one span, so a run is one trace. The
- * sample is taken after finalize and reap, so it sees the queue they leave behind. Retention
- * follows (rows deleted after their configured time), and the journal purges come last: they
- * are the one step that needs NATS, so an outage there fails the run with every other step done.
- */
-export function runOnce(
-  deps: HousekeepingDeps,
-  options: HousekeepingOptions = {},
-): Promise<HousekeepingCounts> {
-  return withSpan('queue.housekeeping', {}, async () => {
-    const finalized = await finalizeAbandoned(deps.db, options);
-    const reaped = await reapPolls(deps.db, options);
-    const sampled = await sampleQueues(deps.db);
-    const pruned = await pruneSamples(deps.db);
-    const deletedWorkItems = await retireStoppedWork(deps.db, options);
-    const { sessions: deletedSessions, events: deletedEvents } = await retireArchivedSessions(
-      deps.db,
-      options,
-    );
-    const purgedJournals = deps.journal ? await purgeJournals(deps.db, deps.journal, options) : 0;
-    return {
-      finalized,
-      reaped,
-      sampled,
-      pruned,
-      deletedWorkItems,
-      deletedSessions,
-      deletedEvents,
-      purgedJournals,
-    };
-  });
 }
 
 async function count(db: SqlHandle, query: ReturnType<typeof sql>): Promise<number> {

@@ -10,6 +10,7 @@ export { CLAIM_MANY_MAX, claimMany } from './claim-many.js';
 export { type CompleteAndClaimResult, completeAndClaim } from './complete-and-claim.js';
 export { type CompleteManyResult, completeMany } from './complete-many.js';
 export { completeThenClaim } from './complete-then-claim.js';
+export { drain } from './drain.js';
 export { type EnqueueInput, type EnqueueResult, enqueue, WORK_CHANNEL } from './enqueue.js';
 export { enqueueHealthcheck, type HealthcheckInput, type HealthcheckResult } from './enqueue-healthcheck.js';
 export { ENQUEUE_MANY_MAX, enqueueMany } from './enqueue-many.js';
@@ -27,28 +28,14 @@ export {
 } from './errors.js';
 export { getWork } from './get-work.js';
 export { heartbeat } from './heartbeat.js';
-export {
-  finalizeAbandoned,
-  type HousekeepingCounts,
-  type HousekeepingDeps,
-  type HousekeepingOptions,
-  reapPolls,
-  runOnce,
-} from './housekeeping.js';
+export { finalizeAbandoned, type HousekeepingOptions, reapPolls } from './housekeeping.js';
 export { type KeepLeaseOptions, keepLease, LeaseKeeper } from './keeper.js';
 export { assertLease, complete, extend, requeue } from './lease.js';
 export { listWork, type WorkCursor } from './list-work.js';
 export { QUEUE_METER_SCOPE, type QueueMetricsRegistration, registerQueueMetrics } from './metrics.js';
 export { DEFAULT_RECLAIM_MS, FINALIZE_BATCH, poll } from './poll.js';
 export { recordPoll } from './record-poll.js';
-export {
-  JOURNAL_PURGE_GRACE_MS,
-  JOURNAL_PURGE_HOLD_MS,
-  type JournalProvider,
-  purgeJournals,
-  retireArchivedSessions,
-  retireStoppedWork,
-} from './retention.js';
+export { retireStoppedWork } from './retention.js';
 export {
   pruneSamples,
   type QueueSample,

@@ -12,6 +12,13 @@ export { deleteSession } from './delete.js';
 export { getSession, sessionHead } from './get.js';
 export { listSessions, type SessionListOptions } from './list.js';
 export { type EventListOptions, listEvents } from './list-events.js';
+export {
+  JOURNAL_PURGE_GRACE_MS,
+  JOURNAL_PURGE_HOLD_MS,
+  type JournalProvider,
+  purgeJournals,
+  retireArchivedSessions,
+} from './retention.js';
 export { SESSION_EVENTS_CHANNEL } from './sql.js';
 export {
   allCalls,

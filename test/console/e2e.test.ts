@@ -8,7 +8,7 @@ import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runOnce } from '../../src/queue/index.js';
+import { runOnce } from '../../src/housekeeping/index.js';
 import { type Browser, launchBrowser } from '../helpers/browser.js';
 import { openTestDb, type TestDb } from '../helpers/db.js';
 import { provisionJournal } from '../helpers/journal.js';

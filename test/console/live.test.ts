@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { runOnce } from '../../src/housekeeping/index.js';
 import { newId } from '../../src/ids.js';
 import { enqueue } from '../../src/queue/enqueue.js';
-import { runOnce } from '../../src/queue/housekeeping.js';
 import { poll } from '../../src/queue/poll.js';
 import type { QueueSample } from '../../src/queue/samples.js';
 import { environmentWithKey } from '../helpers/api.js';

@@ -12,7 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { maybeRow } from '../../src/db/handle.js';
-import { claim, enqueue, keepLease, runOnce } from '../../src/queue/index.js';
+import { runOnce } from '../../src/housekeeping/index.js';
+import { claim, enqueue, keepLease } from '../../src/queue/index.js';
 import { apiKey, environmentWithKey } from '../helpers/api.js';
 import { openTestDb, type TestDb } from '../helpers/db.js';
 import {

@@ -1,14 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { SqlHandle } from '../../src/db/handle.js';
-import {
-  finalizeAbandoned,
-  poll,
-  readSamples,
-  reapPolls,
-  recordPoll,
-  runOnce,
-} from '../../src/queue/index.js';
+import { runOnce } from '../../src/housekeeping/index.js';
+import { finalizeAbandoned, poll, readSamples, reapPolls, recordPoll } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import {
   agePoll,

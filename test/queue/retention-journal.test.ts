@@ -3,20 +3,20 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { rows, type SqlHandle } from '../../src/db/handle.js';
+import { runOnce } from '../../src/housekeeping/index.js';
 import { connectJournal } from '../../src/journal/connect.js';
 import { JournalTransportError } from '../../src/journal/errors.js';
 import { Journal } from '../../src/journal/journal.js';
 import { read } from '../../src/journal/read.js';
+import { claimJournalPurges } from '../../src/sessions/claim-journal-purges.js';
+import { forgetJournalPurge } from '../../src/sessions/forget-journal-purge.js';
 import {
+  deleteSession,
   JOURNAL_PURGE_GRACE_MS,
   JOURNAL_PURGE_HOLD_MS,
   type JournalProvider,
   purgeJournals,
-  runOnce,
-} from '../../src/queue/index.js';
-import { claimJournalPurges } from '../../src/sessions/claim-journal-purges.js';
-import { forgetJournalPurge } from '../../src/sessions/forget-journal-purge.js';
-import { deleteSession } from '../../src/sessions/index.js';
+} from '../../src/sessions/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { connectJs, provisionJournal, taskOf } from '../helpers/journal.js';
 import { useNatsServer } from '../helpers/nats.js';

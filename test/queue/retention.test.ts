@@ -1,14 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { rows, type SqlHandle } from '../../src/db/handle.js';
+import { runOnce } from '../../src/housekeeping/index.js';
 import { newId } from '../../src/ids.js';
+import { environmentHealthchecks, retireStoppedWork } from '../../src/queue/index.js';
 import {
-  environmentHealthchecks,
+  appendEvents,
+  deleteSession,
+  recordCalls,
   retireArchivedSessions,
-  retireStoppedWork,
-  runOnce,
-} from '../../src/queue/index.js';
-import { appendEvents, deleteSession, recordCalls } from '../../src/sessions/index.js';
+} from '../../src/sessions/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { createEnvironment, createSession, insertWork, setupSession } from '../helpers/factories.js';
 import { apiSession } from '../helpers/sessions.js';

@@ -4,12 +4,12 @@ import { maybeRow, rows, type SqlHandle } from '../../src/db/handle.js';
 import { ts } from '../../src/db/time.js';
 import { archiveEnvironment } from '../../src/environments/archive.js';
 import { deleteEnvironment } from '../../src/environments/delete.js';
+import { runOnce } from '../../src/housekeeping/index.js';
 import {
   enqueue,
   pruneSamples,
   readSamples,
   recordPoll,
-  runOnce,
   sampleQueues,
   stats,
 } from '../../src/queue/index.js';

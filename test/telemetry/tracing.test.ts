@@ -7,6 +7,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runOnce } from '../../src/housekeeping/index.js';
 import {
   ack,
   assertLease,
@@ -22,7 +23,6 @@ import {
   poll,
   recordPoll,
   requeue,
-  runOnce,
   stats,
   stop,
   updateMetadata,
