@@ -5,10 +5,10 @@
  * database or NATS to 503; a journal record that is not JSON to 502; anything unknown is
  * logged with the request id and answered with a generic 500 that reveals nothing.
  */
-import { AgentArchivedError, AgentDefinitionError, AgentVersionConflictError } from '../agents/errors.js';
+import { AgentArchivedError, AgentDefinitionError, AgentVersionConflictError } from '../agents/index.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { CorruptRecordError, JournalUnavailableError, NotProvisionedError } from '../journal/errors.js';
-import { EventForbiddenError, EventRefusedError, SessionNotFoundError } from '../loop/errors.js';
+import { CorruptRecordError, JournalUnavailableError, NotProvisionedError } from '../journal/index.js';
+import { EventForbiddenError, EventRefusedError, SessionNotFoundError } from '../loop/index.js';
 import {
   HeartbeatMismatchError,
   LeaseLostError,
@@ -16,7 +16,7 @@ import {
   UnknownSessionError,
   WorkConflictError,
   WorkNotFoundError,
-} from '../queue/errors.js';
+} from '../queue/index.js';
 
 export type ErrorType =
   | 'invalid_request_error'

@@ -12,7 +12,7 @@
  * a missing stream answers the documented 503.
  */
 import { jetstream } from '@nats-io/jetstream';
-import { connectJournal, type JournalConnectOptions } from '../journal/connect.js';
+import { connectJournal, type JournalConnectOptions } from '../journal/index.js';
 import type { JournalDeps } from './types.js';
 
 export interface RequestJournal {

@@ -8,7 +8,7 @@ import { html } from 'hono/html';
 import { readForm } from '../api/body.js';
 import { ApiError, notFound } from '../api/errors.js';
 import type { AppEnv } from '../api/types.js';
-import { inspectWork } from '../queue/inspect-work.js';
+import { inspectWork } from '../queue/index.js';
 import { type Operator, operator } from './context.js';
 import { consoleHref } from './html.js';
 import { seg } from './internal-api.js';

@@ -1,4 +1,4 @@
-import type { EnvironmentSummary } from '../queue/environment-summaries.js';
+import type { EnvironmentSummary } from '../queue/index.js';
 import { duration } from './html.js';
 
 /**

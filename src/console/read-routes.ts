@@ -9,13 +9,18 @@ import type { WireRecord, WireReport } from '../api/routes/journal-wire.js';
 import { queryParam } from '../api/routes/work-scope.js';
 import type { AppEnv } from '../api/types.js';
 import { decodeCursor, encodeCursor } from '../api/wire.js';
-import { browseWork } from '../queue/browse-work.js';
-import { environmentHealthchecks } from '../queue/environment-healthchecks.js';
-import { environmentSummaries } from '../queue/environment-summaries.js';
-import { inspectWork } from '../queue/inspect-work.js';
-import { readSamples } from '../queue/samples.js';
-import { sessionWork } from '../queue/session-work.js';
-import { WORK_KINDS, WORK_STATES, type WorkKind, type WorkState } from '../queue/types.js';
+import {
+  browseWork,
+  environmentHealthchecks,
+  environmentSummaries,
+  inspectWork,
+  readSamples,
+  sessionWork,
+  WORK_KINDS,
+  WORK_STATES,
+  type WorkKind,
+  type WorkState,
+} from '../queue/index.js';
 import { noticeFor, operator } from './context.js';
 import { seg } from './internal-api.js';
 import { type EnvironmentView, environmentPage } from './pages/environment.js';

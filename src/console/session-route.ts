@@ -3,7 +3,7 @@ import { notFound } from '../api/errors.js';
 import { toWireSession } from '../api/routes/session-wire.js';
 import type { AppEnv } from '../api/types.js';
 import { isSessionId } from '../ids.js';
-import { sessionWork } from '../queue/session-work.js';
+import { sessionWork } from '../queue/index.js';
 import { getSession, listEvents, toWireEvent } from '../sessions/index.js';
 import { operator } from './context.js';
 import { type SessionEventRow, type SessionFacts, sessionPage } from './pages/session.js';

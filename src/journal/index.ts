@@ -3,7 +3,8 @@
  * (`journal.{run}.{step}` in `AGENT_JOURNAL`). See types.ts for the terms and journal.ts for
  * the handle.
  */
-export { check } from './check.js';
+export { type CheckReport, check } from './check.js';
+export { compareRank, identityKey } from './claim-rank.js';
 export { decodeMsg } from './codec.js';
 export { connectJournal, type JournalConnectOptions } from './connect.js';
 export {
@@ -28,9 +29,10 @@ export {
   type OpenOptions,
 } from './journal.js';
 export type { PlacedInput, ReplayMode } from './open.js';
+export { readPage } from './page.js';
 export { OutcomeUnknownError } from './publish.js';
 export { purgeRun } from './purge.js';
-export { read } from './read.js';
+export { read, readTail } from './read.js';
 export type { ToolCall, ToolResult } from './replay.js';
 export { ScriptedModel } from './scripted-model.js';
 export {

@@ -4,6 +4,7 @@
  */
 
 export { ack, STARTUP_LEASE_MS } from './ack.js';
+export { type BrowsedWork, browseWork } from './browse-work.js';
 export { cancelSession } from './cancel-session.js';
 export { claim } from './claim.js';
 export { CLAIM_MANY_MAX, claimMany } from './claim-many.js';
@@ -15,6 +16,7 @@ export { type EnqueueInput, type EnqueueResult, enqueue, WORK_CHANNEL } from './
 export { enqueueHealthcheck, type HealthcheckInput, type HealthcheckResult } from './enqueue-healthcheck.js';
 export { ENQUEUE_MANY_MAX, enqueueMany } from './enqueue-many.js';
 export { type EnvironmentHealthchecks, environmentHealthchecks } from './environment-healthchecks.js';
+export { type EnvironmentSummary, environmentSummaries } from './environment-summaries.js';
 export {
   type HeartbeatCurrentState,
   HeartbeatMismatchError,
@@ -29,6 +31,7 @@ export {
 export { getWork } from './get-work.js';
 export { heartbeat } from './heartbeat.js';
 export { finalizeAbandoned, type HousekeepingOptions, reapPolls } from './housekeeping.js';
+export { inspectWork } from './inspect-work.js';
 export { type KeepLeaseOptions, keepLease, LeaseKeeper } from './keeper.js';
 export { assertLease, complete, extend, requeue } from './lease.js';
 export { listWork, type WorkCursor } from './list-work.js';
@@ -43,6 +46,7 @@ export {
   SAMPLE_RETENTION_MINUTES,
   sampleQueues,
 } from './samples.js';
+export { sessionWork } from './session-work.js';
 export { stats, WORKERS_POLLING_WINDOW_MS } from './stats.js';
 export { stop, stopWork } from './stop.js';
 export * from './types.js';

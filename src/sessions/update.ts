@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { type Database, maybeRow } from '../db/handle.js';
-import { applyMetadataPatch, MAX_METADATA_PAIRS, type MetadataPatch } from '../environments/metadata.js';
+import { applyMetadataPatch, MAX_METADATA_PAIRS, type MetadataPatch } from '../environments/index.js';
 import { getSession } from './get.js';
 import { SESSION_COLUMNS } from './sql.js';
 import type { Session } from './types.js';

@@ -12,7 +12,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/handle.js';
-import type { Commit, JournalRecord, Json } from '../journal/types.js';
+import type { Commit, JournalRecord, Json } from '../journal/index.js';
 import { type ResponseBlock, settleTurn, startTurn, type ToolJudge, type TurnResult } from '../loop/index.js';
 import { complete, type Item } from '../queue/index.js';
 import { allCalls, listEvents, type Session, type SessionEvent } from '../sessions/index.js';

@@ -12,7 +12,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { type Clock, systemClock } from '../clock.js';
 import type { Database } from '../db/handle.js';
-import { JournalUnavailableError } from '../journal/errors.js';
+import { JournalUnavailableError } from '../journal/index.js';
 import { claim } from '../queue/index.js';
 import { runBrainTurn } from './brain.js';
 import type { Model } from './model.js';

@@ -15,15 +15,16 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Clock } from '../clock.js';
 import type { SqlHandle } from '../db/handle.js';
-import { decodeMsg } from '../journal/codec.js';
-import { FencedError, RestartLimitError } from '../journal/errors.js';
-import { Journal } from '../journal/journal.js';
-import { readTail } from '../journal/read.js';
-import type { Commit, Task } from '../journal/types.js';
-import { LeaseLostError } from '../queue/errors.js';
-import { keepLease } from '../queue/keeper.js';
-import { complete } from '../queue/lease.js';
-import type { Item } from '../queue/types.js';
+import {
+  type Commit,
+  decodeMsg,
+  FencedError,
+  Journal,
+  RestartLimitError,
+  readTail,
+  type Task,
+} from '../journal/index.js';
+import { complete, type Item, keepLease, LeaseLostError } from '../queue/index.js';
 
 /** The attempt every queue-driven dispatch carries (see the module doc). */
 export const TURN_ATTEMPT = 1;

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
-import { check } from '../../journal/check.js';
+import { check } from '../../journal/index.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { document } from '../openapi.js';
 import { reply } from '../reply.js';

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
-import { readPage } from '../../journal/page.js';
+import { readPage } from '../../journal/index.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { badRequest } from '../errors.js';
 import { document } from '../openapi.js';

@@ -4,8 +4,7 @@
  */
 import * as z from 'zod/mini';
 import { toBase64 } from '../../base64.js';
-import type { CheckReport } from '../../journal/check.js';
-import { type JournalRecord, type Json, storedType } from '../../journal/types.js';
+import { type CheckReport, type JournalRecord, type Json, storedType } from '../../journal/index.js';
 
 export function toWireRecord(r: JournalRecord) {
   return {

@@ -1,9 +1,12 @@
 import { html } from 'hono/html';
-import type { BrowsedWork } from '../../queue/browse-work.js';
-import type { EnvironmentHealthchecks } from '../../queue/environment-healthchecks.js';
-import type { EnvironmentSummary } from '../../queue/environment-summaries.js';
-import type { QueueSample } from '../../queue/samples.js';
-import { WORK_KINDS, WORK_STATES } from '../../queue/types.js';
+import {
+  type BrowsedWork,
+  type EnvironmentHealthchecks,
+  type EnvironmentSummary,
+  type QueueSample,
+  WORK_KINDS,
+  WORK_STATES,
+} from '../../queue/index.js';
 import type { Figures } from '../figures.js';
 import { consoleHref, duration, type Html, page, stateBadge, table, when } from '../html.js';
 

@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import type { EnvironmentSummary } from '../../queue/environment-summaries.js';
+import type { EnvironmentSummary } from '../../queue/index.js';
 import type { Figures } from '../figures.js';
 import { consoleHref, duration, type Html, page, table } from '../html.js';
 

@@ -1,7 +1,6 @@
 import { html } from 'hono/html';
 import type { WireRecord, WireReport } from '../../api/routes/journal-wire.js';
-import { compareRank, identityKey } from '../../journal/claim-rank.js';
-import type { Json } from '../../journal/types.js';
+import { compareRank, identityKey, type Json } from '../../journal/index.js';
 import { consoleHref, type Html, page, table, when } from '../html.js';
 
 const stepHref = (run: string, step: string) =>

@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import type { BrowsedWork } from '../../queue/browse-work.js';
+import type { BrowsedWork } from '../../queue/index.js';
 import { consoleHref, type Html, page, stateBadge, table, when } from '../html.js';
 
 /** The session as the API answers it (the fields the page shows). */

@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import type { BrowsedWork } from '../../queue/browse-work.js';
+import type { BrowsedWork } from '../../queue/index.js';
 import { consoleHref, duration, type Html, page, stateBadge, table, when } from '../html.js';
 
 export interface WorkItemView {
