@@ -36,6 +36,7 @@
 
 import type { Timestamp } from '../db/time.js';
 import type { WorkDataType, WorkKind, WorkState } from '../db/work-enums.js';
+import type { TraceContext } from '../telemetry/trace-context.js';
 
 export type { Timestamp } from '../db/time.js';
 export {
@@ -48,9 +49,8 @@ export {
   type WorkLane,
   type WorkState,
 } from '../db/work-enums.js';
-
-/** W3C trace context carrier captured at enqueue: `{ traceparent, tracestate? }`. */
-export type TraceContext = Record<string, string>;
+/** W3C trace context captured at enqueue: `{ traceparent, tracestate? }`. */
+export type { TraceContext } from '../telemetry/trace-context.js';
 
 /**
  * One item taken on the claim lane. `lease` is the holder's proof and moves with `extend`.

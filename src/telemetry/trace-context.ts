@@ -16,14 +16,15 @@ import {
 } from '@opentelemetry/api';
 import { traceContextFromHeaders } from './trace-header.js';
 
-export type TraceCarrier = Record<string, string>;
+/** A W3C trace context carrier, as enqueue stores it with an item: `{ traceparent, tracestate? }`. */
+export type TraceContext = Record<string, string>;
 
 /** The active span's carrier, or null when there is no valid span context. */
-export function captureTraceContext(): TraceCarrier | null {
+export function captureTraceContext(): TraceContext | null {
   const span = trace.getSpanContext(context.active());
   if (!span || !isSpanContextValid(span)) return null;
   const flags = (span.traceFlags & 0xff).toString(16).padStart(2, '0');
-  const carrier: TraceCarrier = { traceparent: `00-${span.traceId}-${span.spanId}-${flags}` };
+  const carrier: TraceContext = { traceparent: `00-${span.traceId}-${span.spanId}-${flags}` };
   const state = span.traceState?.serialize();
   if (state) carrier.tracestate = state;
   return carrier;

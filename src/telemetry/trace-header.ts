@@ -4,7 +4,7 @@
  * Invalid input is ignored, never refused: per W3C, a receiver that cannot parse
  * `traceparent` starts a new trace (here: falls back to the active span, if any).
  */
-import type { TraceCarrier } from './trace-context.js';
+import type { TraceContext } from './trace-context.js';
 
 /**
  * Version 00 only, lowercase hex as the W3C grammar has it. Several `traceparent` headers
@@ -20,11 +20,11 @@ export const MAX_TRACESTATE = 512;
 export function traceContextFromHeaders(
   traceparent: string | undefined,
   tracestate: string | undefined,
-): TraceCarrier | undefined {
+): TraceContext | undefined {
   const m = traceparent === undefined ? null : TRACEPARENT.exec(traceparent.trim());
   // All-zero ids are explicitly invalid in W3C trace context.
   if (!m || m[1] === ZERO_TRACE_ID || m[2] === ZERO_SPAN_ID) return undefined;
-  const carrier: TraceCarrier = { traceparent: m[0] };
+  const carrier: TraceContext = { traceparent: m[0] };
   const state = tracestate?.trim();
   if (state && state.length <= MAX_TRACESTATE) carrier.tracestate = state;
   return carrier;

@@ -27,7 +27,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { remoteSpanContext, type TraceCarrier } from './trace-context.js';
+import { remoteSpanContext, type TraceContext } from './trace-context.js';
 
 export const TRACER_NAME = 'leasehold';
 
@@ -75,7 +75,7 @@ function errorClass(err: unknown): string {
  * active one, and a link from the active span to the enqueuing one. Nothing when the item
  * carries no valid trace context.
  */
-export function recordHandOut(enqueuedUnder: TraceCarrier | null, attributes: Attributes): void {
+export function recordHandOut(enqueuedUnder: TraceContext | null, attributes: Attributes): void {
   const enqueuing = remoteSpanContext(enqueuedUnder);
   if (!enqueuing) return;
   const taker = trace.getActiveSpan();
