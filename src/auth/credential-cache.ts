@@ -10,7 +10,7 @@
  * Time here is the process's monotonic clock: it bounds how stale a memory may be, and no
  * lease or proof depends on it.
  */
-import type { Principal } from './credentials.js';
+import type { Principal } from './principal.js';
 
 /** How long a resolved credential is trusted without asking the database again. */
 export const CREDENTIAL_TTL_MS = 2_000;

@@ -11,13 +11,10 @@ import { maybeRow, rows, type SqlHandle } from '../db/handle.js';
 import { type Timestamp, ts } from '../db/time.js';
 import { newId } from '../ids.js';
 import type { CredentialCache } from './credential-cache.js';
+import type { ApiKeyScope, Principal } from './principal.js';
 import { digestsEqual, hashSecret, mintSecret } from './secrets.js';
 
-export type ApiKeyScope = 'admin' | 'platform';
-
-export type Principal =
-  | { kind: 'environment'; environmentId: string; keyId: string }
-  | { kind: 'api'; scope: ApiKeyScope; keyId: string };
+export type { ApiKeyScope, Principal } from './principal.js';
 
 const LIVE = sql.raw('revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())');
 

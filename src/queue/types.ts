@@ -36,7 +36,7 @@
 
 import type { Timestamp } from '../db/time.js';
 import type { WorkDataType, WorkKind, WorkState } from '../db/work-enums.js';
-import type { TraceContext } from '../telemetry/trace-context.js';
+import type { TraceContext } from '../telemetry/trace-header.js';
 
 export type { Timestamp } from '../db/time.js';
 export {
@@ -50,7 +50,7 @@ export {
   type WorkState,
 } from '../db/work-enums.js';
 /** W3C trace context captured at enqueue: `{ traceparent, tracestate? }`. */
-export type { TraceContext } from '../telemetry/trace-context.js';
+export type { TraceContext } from '../telemetry/trace-header.js';
 
 /**
  * One item taken on the claim lane. `lease` is the holder's proof and moves with `extend`.

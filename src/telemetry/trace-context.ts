@@ -14,10 +14,7 @@ import {
   type SpanContext,
   trace,
 } from '@opentelemetry/api';
-import { traceContextFromHeaders } from './trace-header.js';
-
-/** A W3C trace context carrier, as enqueue stores it with an item: `{ traceparent, tracestate? }`. */
-export type TraceContext = Record<string, string>;
+import { type TraceContext, traceContextFromHeaders } from './trace-header.js';
 
 /** The active span's carrier, or null when there is no valid span context. */
 export function captureTraceContext(): TraceContext | null {

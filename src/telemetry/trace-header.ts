@@ -4,7 +4,9 @@
  * Invalid input is ignored, never refused: per W3C, a receiver that cannot parse
  * `traceparent` starts a new trace (here: falls back to the active span, if any).
  */
-import type { TraceContext } from './trace-context.js';
+
+/** A W3C trace context carrier, as enqueue stores it with an item: `{ traceparent, tracestate? }`. */
+export type TraceContext = Record<string, string>;
 
 /**
  * Version 00 only, lowercase hex as the W3C grammar has it. Several `traceparent` headers

@@ -27,7 +27,8 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { remoteSpanContext, type TraceContext } from './trace-context.js';
+import { remoteSpanContext } from './trace-context.js';
+import type { TraceContext } from './trace-header.js';
 
 export const TRACER_NAME = 'leasehold';
 
