@@ -16,22 +16,12 @@
  * The counts live in memory: on Node they are the process's, on Workers an isolate's, so
  * there the per-key cap holds per isolate, not across the fleet.
  */
+import { MAX_LONG_POLLS_PER_KEY, MAX_LONG_POLLS_PER_PROCESS } from '../config.js';
 import { tooManyRequests } from './errors.js';
 
-/**
- * An environment key serves a fleet of workers, each polling one at a time (the WorkPoller
- * awaits a poll before the next), so this is a fleet of 64 workers per key; a larger fleet
- * takes more keys, which also keeps one leaked key from owning the process.
- */
-export const MAX_LONG_POLLS_PER_KEY = 64;
-/**
- * The spec's load (1,000 concurrent idle long polls) with headroom. A parked poll costs a
- * socket, a timer and about two short queries a second (its first attempt and the one at its
- * deadline); in the fault suite's flood, 1,000 of them on a pool of 10 never had more than two
- * connections busy at once and left claims' p99 under 100 ms on an unloaded 2-core machine.
- * Past that, the event loop rather than the pool becomes what claims queue behind.
- */
-export const MAX_LONG_POLLS_PER_PROCESS = 1_024;
+/** The caps' defaults, the settings' defaults too (config.ts says why these numbers). */
+export { MAX_LONG_POLLS_PER_KEY, MAX_LONG_POLLS_PER_PROCESS };
+
 /** A parked poll ends within a second (`block_ms` ≤ 999), so a slot is likely free by then. */
 export const RETRY_AFTER_SECONDS = 1;
 

@@ -6,6 +6,7 @@
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { DEFAULT_DB_ACQUIRE_TIMEOUT_MS, DEFAULT_DB_POOL_SIZE } from '../../config.js';
 import { PreparingClient } from './prepared.js';
 
 export interface PgConnection {
@@ -32,13 +33,11 @@ export interface PgOptions {
   prepare?: boolean;
 }
 
-export const DEFAULT_ACQUIRE_TIMEOUT_MS = 3_000;
-
 export function connectPg(url: string, options: PgOptions = {}): PgConnection {
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.max ?? 10,
-    connectionTimeoutMillis: options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
+    max: options.max ?? DEFAULT_DB_POOL_SIZE,
+    connectionTimeoutMillis: options.acquireTimeoutMs ?? DEFAULT_DB_ACQUIRE_TIMEOUT_MS,
     // A peer that vanished without a FIN (host down, network cut) is found by keepalive
     // probes instead of on the next write.
     keepAlive: true,
