@@ -15,7 +15,7 @@ export const MAX_PATCH_BODY_BYTES = 4 * 1024 * 1024;
  * Nesting cap. No route takes more than a few levels, so deeper JSON is never a real request;
  * refusing it up front keeps a megabyte of `[[[[…` away from every recursive walk after us.
  */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 
 /** The body as JSON; an empty body is `undefined`. */
 export async function readJson(c: Context<AppEnv>, maxBytes = MAX_BODY_BYTES): Promise<unknown> {

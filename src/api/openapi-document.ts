@@ -19,7 +19,7 @@ const SECURITY: Record<Credential, Record<string, string[]>[]> = {
 };
 
 /** The document; the routes register on a scratch app first, so every one is in the registry. */
-export function openApiDocument(): OpenApiDocument {
+function openApiDocument(): OpenApiDocument {
   registerRoutes(new Hono<AppEnv>());
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of documentedRoutes()) {

@@ -31,7 +31,7 @@ export function contentTypeOf(path: string): string {
 }
 
 /** A name carrying its content's hash (`name-<12 hex>.ext`) never changes content: cache it for good. */
-export const HASHED_NAME = /-[0-9a-f]{12}\.[a-z]+$/;
+const HASHED_NAME = /-[0-9a-f]{12}\.[a-z]+$/;
 
 /** GET and HEAD of a known path answer the file; anything else goes on to the routes. */
 export function serveStaticFiles(files: StaticFiles): MiddlewareHandler<AppEnv> {

@@ -26,7 +26,7 @@ export interface WireWork {
 export type WireWorkData = { type: 'session'; id: string } | { type: 'healthcheck'; id: string };
 
 /** The item's `data`; the data check keeps exactly one of the two ids set, as `dataType` says. */
-export function toWireWorkData(w: Work): WireWorkData {
+function toWireWorkData(w: Work): WireWorkData {
   if (w.dataType === 'healthcheck' && w.healthcheckId !== null)
     return { type: 'healthcheck', id: w.healthcheckId };
   if (w.dataType === 'session' && w.sessionId !== null) return { type: 'session', id: w.sessionId };

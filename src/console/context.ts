@@ -19,7 +19,7 @@ export async function operator(app: Hono<AppEnv>, c: Context<AppEnv>): Promise<O
 }
 
 /** Fixed notices a redirect may ask a page to show (never text taken from the URL). */
-export const NOTICES: Record<string, string> = {
+const NOTICES: Record<string, string> = {
   'stop-requested': 'Stop requested: the worker is told on its next heartbeat.',
   stopped: 'The item was stopped.',
   'session-cancelled': 'The session was cancelled: its items in flight are stopped.',

@@ -4,7 +4,6 @@
  * Drizzle as `cause`), but all carry the SQLSTATE in `code`.
  */
 export const PG_FOREIGN_KEY_VIOLATION = '23503';
-export const PG_UNIQUE_VIOLATION = '23505';
 
 /** The SQLSTATE of a database error, looking through Drizzle's wrapping; undefined if none. */
 export function pgCode(err: unknown): string | undefined {

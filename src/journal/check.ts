@@ -86,7 +86,7 @@ export async function check(
 }
 
 /** Every violation in one step's records, in journal order of the invariants' numbers. */
-export function checkRecords(records: JournalRecord[], engineIterations?: number): string[] {
+function checkRecords(records: JournalRecord[], engineIterations?: number): string[] {
   const views = iterationViews(records);
   return [
     ...invariant1(views),

@@ -38,7 +38,7 @@ import { FencedWriter } from './writer.js';
 /** Crash-loop guard default: a fourth delivery in a row that finds only bare claims fails the step. */
 export const DEFAULT_RESTART_LIMIT = 3;
 /** Open re-classifies after each lost claim race; more than this means the journal is hot. */
-export const OPEN_TRIES = 5;
+const OPEN_TRIES = 5;
 
 export interface OpenOptions {
   /** Fail the step when `restarts()` reaches this (docs/journal.md, "Restarts and the crash-loop guard"). Default 3; Infinity turns it off. */

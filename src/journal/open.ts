@@ -120,7 +120,7 @@ function restartsAtTail(records: readonly JournalRecord[], iteration: number): n
   return count;
 }
 
-export function placedInput(r: RecordOf<'input.placed'>): PlacedInput {
+function placedInput(r: RecordOf<'input.placed'>): PlacedInput {
   const body = r.data;
   const placed: PlacedInput = { requestId: body.request_id, mode: body.mode, iteration: r.task.iteration };
   if (body.content !== undefined) placed.content = body.content;

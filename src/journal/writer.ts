@@ -20,7 +20,7 @@ import type { BodyOf, Commit, JournalRecord, RecordType, Task } from './types.js
 export type WrittenType = Exclude<RecordType, 'claim'>;
 
 /** Re-reads after a 10071 before giving up: each one means the journal moved under us. */
-export const MAX_REREADS = 5;
+const MAX_REREADS = 5;
 
 export class FencedWriter {
   #seq: number;

@@ -16,7 +16,7 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
 const ZERO_TRACE_ID = '0'.repeat(32);
 const ZERO_SPAN_ID = '0'.repeat(16);
 /** W3C's propagation floor for tracestate; a longer one is dropped rather than stored whole. */
-export const MAX_TRACESTATE = 512;
+const MAX_TRACESTATE = 512;
 
 /** The carrier of a valid `traceparent` (with `tracestate` when present and sane), else undefined. */
 export function traceContextFromHeaders(

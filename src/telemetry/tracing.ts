@@ -30,7 +30,7 @@ import {
 import { remoteSpanContext } from './trace-context.js';
 import type { TraceContext } from './trace-header.js';
 
-export const TRACER_NAME = 'leasehold';
+const TRACER_NAME = 'leasehold';
 
 /**
  * Looked up per span rather than cached: the global provider's proxy tracer binds to the

@@ -22,13 +22,13 @@ import {
   type ModelResponse,
 } from './model.js';
 
-export const DEFAULT_BASE_URL = 'https://api.anthropic.com';
+const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 /** The Messages API version every official SDK sends. */
-export const ANTHROPIC_VERSION = '2023-06-01';
+const ANTHROPIC_VERSION = '2023-06-01';
 /** The SDK's default: a non-streaming call may take minutes for a large max_tokens. */
-export const DEFAULT_TIMEOUT_MS = 600_000;
+const DEFAULT_TIMEOUT_MS = 600_000;
 /** The SDK's default: three attempts in all. */
-export const DEFAULT_MAX_RETRIES = 2;
+const DEFAULT_MAX_RETRIES = 2;
 /** Backoff before retry n (0-based) is min(INITIAL · 2ⁿ, MAX) less up to 25 % jitter (the SDK's). */
 const INITIAL_RETRY_DELAY_MS = 500;
 const MAX_RETRY_DELAY_MS = 8_000;

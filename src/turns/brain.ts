@@ -24,7 +24,7 @@ import { type AgentTool, evaluatePermission, toolDefinitions } from './toolset.j
 /** The journal step of the brain's turns. */
 export const TURN_STEP = 'model_turn';
 /** Output tokens a turn may ask for; the agent definition has no field for it. */
-export const MAX_TOKENS = 8_192;
+const MAX_TOKENS = 8_192;
 
 export interface BrainDeps {
   db: Database;
@@ -141,7 +141,7 @@ async function think(
  * ended (iteration → inputSeq, from its commit). The current iteration's own records are the
  * journal's to replay, not history.
  */
-export function recordedTurns(
+function recordedTurns(
   records: readonly JournalRecord[],
   current: number,
 ): { responses: Map<number, ModelResponse>; inputs: Map<number, number> } {
@@ -178,7 +178,7 @@ function isJsonObject(value: Json | undefined): value is { [key: string]: Json }
  * request ended with, ahead of any message that arrived while it ran (which a later turn
  * answers). Everything else keeps its sequence order.
  */
-export function inTurnOrder(events: SessionEvent[], inputs: ReadonlyMap<number, number>): SessionEvent[] {
+function inTurnOrder(events: SessionEvent[], inputs: ReadonlyMap<number, number>): SessionEvent[] {
   const key = (e: SessionEvent) => {
     const at = e.turn === null ? undefined : inputs.get(e.turn);
     return at === undefined ? e.seq : at + 0.5;

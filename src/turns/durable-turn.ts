@@ -27,7 +27,7 @@ import {
 import { complete, type Item, keepLease, LeaseLostError } from '../queue/index.js';
 
 /** The attempt every queue-driven dispatch carries (see the module doc). */
-export const TURN_ATTEMPT = 1;
+const TURN_ATTEMPT = 1;
 
 export interface TurnDeps {
   db: SqlHandle;

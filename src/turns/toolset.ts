@@ -20,7 +20,7 @@
  */
 import type { ToolDefinition } from './model.js';
 
-export const AGENT_TOOLSET_TYPE = 'agent_toolset_20260401';
+const AGENT_TOOLSET_TYPE = 'agent_toolset_20260401';
 
 export type PermissionPolicy = { type: 'always_allow' } | { type: 'always_ask' } | { type: 'auto' };
 
@@ -176,7 +176,7 @@ export interface PermissionEvaluation {
  * Leasehold has no risk classifier, so `auto` reaches no judgement; the SDK documents that such
  * a call "evaluates to ask" (reason code "indeterminate"), held for the client's confirmation.
  */
-export const AUTO_REASON_INDETERMINATE = 'indeterminate';
+const AUTO_REASON_INDETERMINATE = 'indeterminate';
 
 /**
  * The permission a call to `toolName` gets: a built-in tool's policy (always_allow → allow,

@@ -19,7 +19,7 @@ export const AGENTS = '/v1/agents';
 export const AGENT = `${AGENTS}/:agentId`;
 
 /** A system prompt's length in characters: a long prompt, not a document store. */
-export const MAX_SYSTEM = 100_000;
+const MAX_SYSTEM = 100_000;
 const MAX_MODEL_ID = 128;
 const MAX_TOOL_DESCRIPTION = 10_000;
 const MAX_INFERENCE_GEO = 64;

@@ -38,7 +38,7 @@ export function toWireAgent(a: Agent) {
 const stamp = z.string().check(z.describe('RFC 3339 UTC, microseconds, trailing zeros trimmed'));
 const policy = z.object({ type: z.enum(['always_allow', 'always_ask', 'auto']) });
 const toolName = z.enum(TOOLSET_TOOLS);
-export const wireToolSchema = z.discriminatedUnion('type', [
+const wireToolSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('agent_toolset_20260401'),
     default_config: z.object({ enabled: z.boolean(), permission_policy: policy }),
@@ -53,7 +53,7 @@ export const wireToolSchema = z.discriminatedUnion('type', [
     input_schema: z.looseObject({ type: z.literal('object') }),
   }),
 ]);
-export const wireModelSchema = z.object({
+const wireModelSchema = z.object({
   id: z.string(),
   speed: z.enum(['standard', 'fast']),
   effort: z.optional(z.object({ type: z.enum(EFFORT_LEVELS) })),

@@ -17,7 +17,7 @@ import { codedBadRequest } from './management-scope.js';
 export const MAX_NAME = 256;
 export const MAX_DESCRIPTION = 2048;
 /** Entries per package list or allowed_hosts: a sandbox recipe, not a mirror. */
-export const MAX_LIST = 256;
+const MAX_LIST = 256;
 const MAX_PACKAGE = 256;
 /** The longest DNS name. */
 const MAX_HOST = 253;
@@ -66,7 +66,7 @@ const packagesParams = z.strictObject({
   pip: packageList,
 });
 
-export const configParams = z.discriminatedUnion('type', [
+const configParams = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('self_hosted') }),
   z.strictObject({
     type: z.literal('cloud'),

@@ -24,7 +24,7 @@ export function toWireEnvironment(e: Environment) {
 
 const stamp = z.string().check(z.describe('RFC 3339 UTC, microseconds, trailing zeros trimmed'));
 const names = z.array(z.string());
-export const wireNetworkingSchema = z.discriminatedUnion('type', [
+const wireNetworkingSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('unrestricted') }),
   z.object({
     type: z.literal('limited'),
@@ -33,7 +33,7 @@ export const wireNetworkingSchema = z.discriminatedUnion('type', [
     allowed_hosts: names,
   }),
 ]);
-export const wireConfigSchema = z.discriminatedUnion('type', [
+const wireConfigSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('self_hosted') }),
   z.object({
     type: z.literal('cloud'),

@@ -10,9 +10,9 @@ import { journalDeps, pathToken, RUN_PATH } from './journal-scope.js';
 import { toWireRecord, wireJournalPageSchema } from './journal-wire.js';
 import { queryParam } from './work-scope.js';
 
-export const DEFAULT_JOURNAL_LIMIT = 100;
+const DEFAULT_JOURNAL_LIMIT = 100;
 /** One page is one bounded consumer read; a full journal is paged, never read in one response. */
-export const MAX_JOURNAL_LIMIT = 1000;
+const MAX_JOURNAL_LIMIT = 1000;
 
 /**
  * GET /v1/platform/runs/{run}/steps/{step}/journal?after_seq&limit — the step's records after

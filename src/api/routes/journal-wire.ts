@@ -31,7 +31,7 @@ function wireBody(r: JournalRecord): Json {
 /** A record as the journal routes answer it. */
 export type WireRecord = ReturnType<typeof toWireRecord>;
 
-export const wireRecordSchema = z.object({
+const wireRecordSchema = z.object({
   seq: z.int().check(z.describe('stream sequence: the record position, and the cursor to resume after')),
   time: z.string().check(z.describe('when the server stored the record (RFC 3339)')),
   type: z

@@ -6,9 +6,9 @@
 import * as z from 'zod/mini';
 import type { ApiKeyInfo, IssuedKey, KeyInfo } from '../../auth/credentials.js';
 
-export const MAX_KEY_NAME = 128;
+const MAX_KEY_NAME = 128;
 /** Ten years: long enough for any rotation policy, short enough that expires_at stays a sane date. */
-export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
+const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
 
 const keyName = z
   .string()

@@ -7,10 +7,10 @@
 import * as z from 'zod/mini';
 
 /** Events in one POST, and initial events at create (the SDK's own cap for the latter). */
-export const MAX_EVENTS = 50;
+const MAX_EVENTS = 50;
 /** Content blocks in one message or result. */
-export const MAX_BLOCKS = 100;
-export const MAX_TITLE = 512;
+const MAX_BLOCKS = 100;
+const MAX_TITLE = 512;
 const MAX_TEXT = 1_000_000;
 const ID = z.string().check(z.minLength(1), z.maxLength(128));
 
@@ -41,7 +41,7 @@ const resultContent = z
   .array(z.discriminatedUnion('type', [text, image, document, searchResult]))
   .check(z.maxLength(MAX_BLOCKS));
 
-export const userMessage = z.strictObject({ type: z.literal('user.message'), content: messageContent });
+const userMessage = z.strictObject({ type: z.literal('user.message'), content: messageContent });
 const userInterrupt = z.strictObject({ type: z.literal('user.interrupt'), session_thread_id: optional(ID) });
 const toolConfirmation = z.strictObject({
   type: z.literal('user.tool_confirmation'),
@@ -64,7 +64,7 @@ const customToolResult = z.strictObject({
 /** Parsed so it can be refused by name: Leasehold grades no outcomes. */
 const defineOutcome = z.looseObject({ type: z.literal('user.define_outcome') });
 
-export const eventParams = z.discriminatedUnion('type', [
+const eventParams = z.discriminatedUnion('type', [
   userMessage,
   userInterrupt,
   toolConfirmation,

@@ -20,7 +20,7 @@ export const MAX_METADATA_PAIRS = 64;
 export const MAX_METADATA_KEY = 256;
 export const MAX_METADATA_VALUE = 16 * 1024;
 
-export const metadataPatch = z
+const metadataPatch = z
   .record(
     z
       .string()
@@ -43,7 +43,7 @@ export const metadataPatch = z
     ),
   );
 
-export const workUpdateBody = z.strictObject({ metadata: metadataPatch });
+const workUpdateBody = z.strictObject({ metadata: metadataPatch });
 
 /**
  * POST /work/{id} `{metadata: {k: string | null}}` — a string upserts, null deletes, omitted

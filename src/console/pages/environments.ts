@@ -12,7 +12,7 @@ export interface EnvironmentRow {
 }
 
 /** A figure cell the client script keeps current (`data-live-env` + `data-field`). */
-export function liveCell(envId: string, field: keyof Figures, text: string): Html {
+function liveCell(envId: string, field: keyof Figures, text: string): Html {
   return html`<td class="num" data-live-env="${envId}" data-field="${field}">${text}</td>`;
 }
 

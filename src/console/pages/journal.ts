@@ -54,7 +54,7 @@ export interface RecordMarks {
 }
 
 /** What the page marks: fenced claims, stale writes, interrupted tool results, unanswered intents. */
-export function markRecords(records: WireRecord[]): RecordMarks {
+function markRecords(records: WireRecord[]): RecordMarks {
   const identity = (r: WireRecord) =>
     identityKey({
       iteration: r.iteration,
