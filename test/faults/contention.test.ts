@@ -1,8 +1,8 @@
 /**
  * Contention (docs/guarantees.md): many claimers of both lanes over one queue, with early
  * lease loss, then an independent SQL audit. Real PostgreSQL, the real Node server
- * (`startServer`) and the official SDK; the claimers are in `contention-claimers.ts`, the
- * audit in `contention-audit.ts`, the database's own change log in `contention-history.ts`.
+ * (`startServer`) and the official SDK; the claimers are in `contention/claimers.ts`, the
+ * audit in `contention/audit.ts`, the database's own change log in `contention/history.ts`.
  *
  * Four environments — two self_hosted, whose tool_exec items only the wire serves, and two
  * cloud — hold one unit of work per (session, kind): WIRE_SHARE of them tool_exec on the

@@ -5,7 +5,7 @@
  * (or freezes it with SIGSTOP) mid-lease and plays the replacement worker itself, through
  * the SDK, polling every POLL_TICK_MS.
  *
- * Time is the database's: the trigger of `contention-history.ts` records the re-hand-out's
+ * Time is the database's: the trigger of `contention/history.ts` records the re-hand-out's
  * transaction time next to the dead attempt's lease as stored, so "re-offered no earlier than
  * its lease allows and within one poll tick of it" is judged on one clock. The wait for the
  * lease to lapse is real (it is the subject); the lease is kept short for that: the worker's

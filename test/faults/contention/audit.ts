@@ -7,7 +7,7 @@
  * - `outcomes`: every holder write a client made — its item id, the proof it presented (the
  *   claim lane's lease and claim count; on the wire the id is the attempt's token), and
  *   whether it was accepted, refused or left ambiguous;
- * - `history`: the database's record of every change (`contention-history.ts`);
+ * - `history`: the database's record of every change (`history.ts`);
  * - `items`: the rows as they ended.
  *
  * Classes, after Jepsen's total-queue checker, with completion standing for dequeue:
