@@ -7,14 +7,21 @@ import type { Hono } from 'hono';
 import { notFound } from '../api/errors.js';
 import { type StaticFiles, serveStaticFiles } from '../api/static-files.js';
 import type { AppEnv } from '../api/types.js';
-import { registerActions } from './actions.js';
 import { registerConsoleAssets } from './assets.js';
 import { operator } from './context.js';
 import { consoleGate } from './gate.js';
 import { registerLive } from './live.js';
-import { registerReadRoutes } from './read-routes.js';
+import { registerEnvironmentRoute } from './routes/environment.js';
+import { registerEnvironmentsRoute } from './routes/environments.js';
+import { registerJournalRunRoute } from './routes/journal-run.js';
+import { registerJournalStepRoute } from './routes/journal-step.js';
+import { registerKeyCreate } from './routes/key-create.js';
+import { registerKeyRevoke } from './routes/key-revoke.js';
+import { registerSessionRoute } from './routes/session.js';
+import { registerSessionCancel } from './routes/session-cancel.js';
+import { registerWorkItemRoute } from './routes/work-item.js';
+import { registerWorkStop } from './routes/work-stop.js';
 import { CONSOLE_BASE } from './session.js';
-import { registerSessionRoute } from './session-route.js';
 import { registerSignIn } from './sign-in.js';
 
 /** `staticFiles`: the console's script and styles where the host does not serve them (Node). */
@@ -26,9 +33,20 @@ export function registerConsole(app: Hono<AppEnv>, staticFiles?: StaticFiles): v
   if (staticFiles) app.use(`${CONSOLE_BASE}/assets/*`, serveStaticFiles(staticFiles));
   registerConsoleAssets(app);
   registerSignIn(app);
-  registerReadRoutes(app);
+  // The pages, one per file in routes/: each reads through the API where the API has the
+  // answer, and through the queue's operator reads (both lanes, by id) where only an operator
+  // may look.
+  registerEnvironmentsRoute(app);
+  registerEnvironmentRoute(app);
+  registerWorkItemRoute(app);
+  registerJournalRunRoute(app);
+  registerJournalStepRoute(app);
   registerSessionRoute(app);
-  registerActions(app);
+  // The actions, one per file: a page that asks, and a POST that does it (routes/ask.ts).
+  registerWorkStop(app);
+  registerSessionCancel(app);
+  registerKeyCreate(app);
+  registerKeyRevoke(app);
   registerLive(app);
   // Unknown console paths get the console's own not-found page, not the API's JSON, and only
   // after sign-in, as the API's fallbacks answer only after authentication.

@@ -12,7 +12,7 @@ import { isMintedId } from '../ids.js';
 import { environmentSummaries, readSamples } from '../queue/index.js';
 import { operator } from './context.js';
 import { figures } from './figures.js';
-import { CHART_MINUTES } from './read-routes.js';
+import { CHART_MINUTES } from './routes/environment.js';
 import { CONSOLE_BASE } from './session.js';
 
 /** At most one page of environments at a time. */

@@ -1,13 +1,13 @@
 import type { Hono } from 'hono';
-import { notFound } from '../api/errors.js';
-import { toWireSession } from '../api/routes/session-wire.js';
-import type { AppEnv } from '../api/types.js';
-import { isSessionId } from '../ids.js';
-import { sessionWork } from '../queue/index.js';
-import { getSession, listEvents, toWireEvent } from '../sessions/index.js';
-import { operator } from './context.js';
-import { type SessionEventRow, type SessionFacts, sessionPage } from './pages/session.js';
-import { CONSOLE_BASE } from './session.js';
+import { notFound } from '../../api/errors.js';
+import { toWireSession } from '../../api/routes/session-wire.js';
+import type { AppEnv } from '../../api/types.js';
+import { isSessionId } from '../../ids.js';
+import { sessionWork } from '../../queue/index.js';
+import { getSession, listEvents, toWireEvent } from '../../sessions/index.js';
+import { operator } from '../context.js';
+import { type SessionEventRow, type SessionFacts, sessionPage } from '../pages/session.js';
+import { CONSOLE_BASE } from '../session.js';
 
 /** Events a session page shows at most (the events list's largest page). */
 const EVENTS_SHOWN = 1_000;
