@@ -196,7 +196,16 @@ describe.each(['pg', 'pglite'] as const)('queue samples (%s)', (driver) => {
     await backdateSamples(t.db, 70);
     // Archiving stops the sampling; the environment's expired samples are pruned all the same.
     await archiveEnvironment(t.db, archived);
-    expect(await runOnce({ db: t.db })).toEqual({ finalized: 0, reaped: 0, sampled: 2, pruned: 3 });
+    expect(await runOnce({ db: t.db })).toEqual({
+      finalized: 0,
+      reaped: 0,
+      sampled: 2,
+      pruned: 3,
+      deletedWorkItems: 0,
+      deletedSessions: 0,
+      deletedEvents: 0,
+      purgedJournals: 0,
+    });
     for (const env of [a, b]) expect(await sampleCount(t.db, env)).toBe(1);
     expect(await sampleCount(t.db, archived)).toBe(0);
   });
