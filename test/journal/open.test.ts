@@ -215,7 +215,7 @@ describe('Journal.open: classify, rebuild, claim', () => {
     await expect(failed).rejects.toMatchObject({ restarts: 3 });
     const records = await read(js, run, STEP);
     expect(records.map((r) => r.type)).toEqual(['claim', 'claim', 'claim', 'claim', 'commit']);
-    const fail = { action: 'fail', failure_type: 'non_retriable', error: 'restart limit reached' };
+    const fail = { action: 'fail', failure_type: 'non_retriable', error: 'restart limit reached (3)' };
     expect(records[4]).toMatchObject({ task: { delivered: 4 }, data: fail });
     expect(published).toEqual([fail]);
 
