@@ -102,8 +102,25 @@ describe('concurrent long polls over their caps', () => {
   });
 });
 
+/**
+ * `rawPostOnce`, again (up to 3 tries) when the connection broke before any answer came back:
+ * a server that refuses an oversized body may close while the client is still writing it, and
+ * the client's EPIPE or ECONNRESET can then win the race with the answer already on the wire.
+ * Each try is a fresh request, so a server that never lets the answer through still fails.
+ */
+async function rawPost(...args: Parameters<typeof rawPostOnce>): Promise<Answer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await rawPostOnce(...args);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (attempt >= 3 || (code !== 'EPIPE' && code !== 'ECONNRESET')) throw err;
+    }
+  }
+}
+
 /** A POST over a fresh loopback connection, its body sent with a Content-Length or chunked. */
-function rawPost(
+function rawPostOnce(
   path: string,
   key: string,
   body: Buffer,

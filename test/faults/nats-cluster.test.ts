@@ -272,7 +272,7 @@ describe('the fence on a 3-node nats-server cluster', () => {
     await jsm.streams.delete(JOURNAL_STREAM);
 
     // One replica on the same cluster is fine: its fence is the server's lock.
-    expect(await ensureJournalStream(jsm, { replicas: 1 })).toEqual({ created: true });
+    expect(await ensureJournalStream(jsm, { replicas: 1 })).toEqual({ created: true, updated: [] });
     expect((await jsm.streams.info(JOURNAL_STREAM)).config.num_replicas).toBe(1);
     recordFault(ctx, {
       load: 'journal:provision and ensureJournalStream against the cluster',
