@@ -6,7 +6,7 @@ import { captureTraceContext } from '../telemetry/trace-context.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { type EnqueueInput, type EnqueueResult, NOTIFY_WORK, validMetadata } from './enqueue.js';
 import { UnknownSessionError } from './errors.js';
-import { LIVE_STATES, WORK_COLUMNS } from './sql.js';
+import { LIVE_STATES, ts, WORK_COLUMNS, workColumns } from './sql.js';
 import type { SessionWork, TraceContext } from './types.js';
 
 /**
@@ -77,8 +77,7 @@ function toSlots(inputs: readonly EnqueueInput[], active: TraceContext | null) {
   const byKey = new Map<string, number>();
   const slotOf = inputs.map((input) => {
     const metadata = validMetadata(input.metadata);
-    // NUL cannot occur in a Postgres text value, so it cannot blur two keys together.
-    const key = `${input.environmentId}\0${input.sessionId}\0${input.kind}`;
+    const key = slotKey(input.environmentId, input.sessionId, input.kind);
     const known = byKey.get(key);
     if (known !== undefined) return known;
     const trace =
@@ -108,13 +107,21 @@ async function insertOrReuse(db: SqlHandle, slots: Slot[]): Promise<EnqueueResul
   // The next statement, on the slots still open, sees it — or inserts, if it just finished.
   for (let attempt = 0; attempt < 3 && pending.length > 0; attempt++) {
     const answered = await insertOrFindLive(db, pending);
-    const unbound = answered.find((row) => !row.bound);
+    const unbound = answered.find((row) => row.unbound !== null);
     if (unbound) {
-      const slot = slots[unbound.slot]!;
+      const slot = slots[unbound.unbound!]!;
       throw new UnknownSessionError(slot.session_id, slot.environment_id);
     }
+    // A created row carries the id minted for its slot; a live one is found by its slot's key.
+    const byId = new Map(pending.map((slot) => [slot.id, slot]));
+    const byKey = new Map(
+      pending.map((slot) => [slotKey(slot.environment_id, slot.session_id, slot.kind), slot]),
+    );
     for (const row of answered) {
-      if (row.id !== null) resolved[row.slot] = { created: row.created, work: toWork(row) };
+      const slot = row.created
+        ? byId.get(row.id)
+        : byKey.get(slotKey(row.environmentId, row.sessionId, row.kind));
+      if (slot) resolved[slot.slot] = { created: row.created, work: toWork(row) };
     }
     pending = pending.filter((slot) => resolved[slot.slot] === undefined);
   }
@@ -127,56 +134,71 @@ async function insertOrReuse(db: SqlHandle, slots: Slot[]): Promise<EnqueueResul
   return resolved;
 }
 
-/** One row per slot: `bound` false when its session is not in its environment; `id` null on a race. */
-type SlotRow = Omit<SessionWork, 'id'> & {
-  slot: number;
-  bound: boolean;
-  created: boolean;
-  id: string | null;
-  notified?: unknown;
-};
+/** A slot's identity; NUL cannot occur in a Postgres text value, so it cannot blur two keys together. */
+function slotKey(environmentId: string, sessionId: string, kind: string): string {
+  return `${environmentId}\0${sessionId}\0${kind}`;
+}
+
+/** A created or live item, or (alone, `unbound` set) the first slot whose session is not bound. */
+type SlotRow = SessionWork & { created: boolean; unbound: number | null; notified?: unknown };
+
+/**
+ * The items a statement creates all carry its `now()` as `created_at`: render it once for the
+ * batch instead of once per row (a row that somehow differs is rendered on its own).
+ */
+const CREATED_COLUMNS = workColumns(
+  `CASE WHEN w.created_at = now() THEN (SELECT ${ts('now()')}) ELSE ${ts('w.created_at')} END`,
+);
 
 async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]> {
   try {
-    // `bound` checks every input before anything is written: one unbound input leaves the
+    // `unbound` checks every input before anything is written: one unbound input leaves the
     // insert empty, so the batch fails whole even outside a transaction. Rows go in in key
     // order, so two batches racing for the same slots wait on each other in one direction
-    // and never deadlock. Joins, not lateral lookups: a thousand slots plan as hash joins.
+    // and never deadlock. The lane needs the environment only for a tool_exec input.
+    // Live items are looked up only when the insert left a slot open (a conflict, or a race
+    // the next statement settles), one index probe per slot.
     return await rows<SlotRow>(
       db,
       sql`WITH input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(slots)}::jsonb)
           AS i(slot int, id text, environment_id text, session_id text, kind text, metadata jsonb,
                trace_context jsonb)
-      ), bound AS (
-        SELECT i.*, CASE WHEN i.kind = 'tool_exec' AND e.kind = 'self_hosted' THEN 'poll' ELSE 'claim' END AS lane
-          FROM input i
-          JOIN sessions s ON s.id = i.session_id AND s.environment_id = i.environment_id
-          JOIN environments e ON e.id = i.environment_id
+      ), unbound AS (
+        SELECT min(i.slot) AS slot FROM input i
+         WHERE NOT EXISTS (
+           SELECT 1 FROM sessions s WHERE s.id = i.session_id AND s.environment_id = i.environment_id)
       ), ins AS (
         INSERT INTO work_items (id, environment_id, session_id, kind, lane, metadata, trace_context)
-        SELECT b.id, b.environment_id, b.session_id, b.kind, b.lane, b.metadata, b.trace_context
-          FROM bound b
-         WHERE (SELECT count(*) FROM bound) = (SELECT count(*) FROM input)
-         ORDER BY b.session_id, b.kind
+        SELECT i.id, i.environment_id, i.session_id, i.kind,
+               CASE WHEN i.kind = 'tool_exec'
+                     AND (SELECT e.kind FROM environments e WHERE e.id = i.environment_id) = 'self_hosted'
+                    THEN 'poll' ELSE 'claim' END,
+               i.metadata, i.trace_context
+          FROM input i
+         WHERE (SELECT slot FROM unbound) IS NULL
+         ORDER BY i.session_id, i.kind
         ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
         RETURNING *
-      ), found AS (
-        SELECT true AS created, ins.* FROM ins
-        UNION ALL
-        SELECT false, l.* FROM work_items l JOIN bound b
-            ON l.session_id = b.session_id AND l.kind = b.kind AND l.environment_id = b.environment_id
-         WHERE l.state IN ${LIVE_STATES}
-           AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.session_id = l.session_id AND ins.kind = l.kind)
       )
-      SELECT i.slot, b.slot IS NOT NULL AS bound, coalesce(w.created, false) AS created, ${WORK_COLUMNS},
-             CASE WHEN w.created AND w.lane = 'poll'
-                  THEN ${NOTIFY_WORK}
-             END AS notified
-        FROM input i
-        LEFT JOIN bound b ON b.slot = i.slot
-        LEFT JOIN found w
-          ON w.session_id = i.session_id AND w.kind = i.kind AND w.environment_id = i.environment_id`,
+      SELECT true AS created, NULL::int AS unbound, ${CREATED_COLUMNS},
+             CASE WHEN w.lane = 'poll' THEN ${NOTIFY_WORK} END AS notified
+        FROM ins w
+      UNION ALL
+      SELECT false, NULL, ${WORK_COLUMNS}, NULL
+        FROM input i CROSS JOIN LATERAL (
+               -- OFFSET 0 keeps this a per-slot index probe, never a scan of every live item.
+               SELECT * FROM work_items l
+                WHERE l.session_id = i.session_id AND l.kind = i.kind AND l.state IN ${LIVE_STATES}
+                  AND l.environment_id = i.environment_id
+               OFFSET 0) w
+       WHERE (SELECT count(*) FROM ins) < (SELECT count(*) FROM input)
+         AND (SELECT slot FROM unbound) IS NULL
+         AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.session_id = i.session_id AND ins.kind = i.kind)
+      UNION ALL
+      SELECT false, u.slot, ${WORK_COLUMNS}, NULL
+        FROM unbound u LEFT JOIN work_items w ON false
+       WHERE u.slot IS NOT NULL`,
     );
   } catch (err) {
     // Only a session removed between the check and the insert gets here.
@@ -190,6 +212,6 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
 }
 
 function toWork(row: SlotRow): SessionWork {
-  const { slot: _slot, bound: _bound, created: _created, notified: _notified, id, ...work } = row;
-  return { id: id!, ...work };
+  const { created: _created, unbound: _unbound, notified: _notified, ...work } = row;
+  return work;
 }

@@ -87,6 +87,36 @@ describe.each(['pg', 'pglite'] as const)('enqueueMany (%s)', (driver) => {
     expect(await countWork(t.db)).toBe(2);
   });
 
+  it('answers every input its own item when live and new slots interleave across environments', async () => {
+    const a = await setupSession(t.db, 'cloud');
+    const b = await setupSession(t.db, 'self_hosted');
+    const a2 = await createSession(t.db, a.environmentId);
+    const liveA = await enqueue(t.db, { ...a, kind: 'web_exec' });
+    const liveB = await enqueue(t.db, { ...b, kind: 'tool_exec' });
+    const inputs: EnqueueInput[] = [
+      { ...a, kind: 'model_turn' },
+      { ...b, kind: 'tool_exec' },
+      { environmentId: a.environmentId, sessionId: a2, kind: 'web_exec' },
+      { ...a, kind: 'web_exec' },
+      { ...b, kind: 'model_turn' },
+      { ...b, kind: 'tool_exec' },
+    ];
+    const results = await enqueueMany(t.db, inputs);
+    expect(results.map((r) => r.created)).toEqual([true, false, true, false, true, false]);
+    expect(results[1]!.work.id).toBe(liveB.work.id);
+    expect(results[3]!.work.id).toBe(liveA.work.id);
+    expect(results[5]!.work.id).toBe(liveB.work.id);
+    for (const [i, { work }] of results.entries()) {
+      expect([work.environmentId, work.sessionId, work.kind]).toEqual([
+        inputs[i]!.environmentId,
+        inputs[i]!.sessionId,
+        inputs[i]!.kind,
+      ]);
+    }
+    expect(new Set(results.map((r) => r.work.id)).size).toBe(5);
+    expect(await countWork(t.db)).toBe(5);
+  });
+
   it('a finished item no longer holds the slot: the batch creates a new one', async () => {
     const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
     const first = await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
@@ -144,6 +174,21 @@ describe.each(['pg', 'pglite'] as const)('enqueueMany (%s)', (driver) => {
       });
     }
     expect(await countWork(t.db)).toBe(1);
+  });
+
+  it('names the first unbound input in input order when several are unbound, and writes nothing', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const inputs: EnqueueInput[] = [
+      { environmentId, sessionId, kind: 'model_turn' },
+      { environmentId, sessionId: 'sesn_zz_missing', kind: 'model_turn' },
+      { environmentId, sessionId: 'sesn_aa_missing', kind: 'model_turn' },
+    ];
+    // Key order (which the insert follows) would put sesn_aa first; the error names input 1.
+    await expect(enqueueMany(t.db, inputs)).rejects.toMatchObject({ sessionId: 'sesn_zz_missing' });
+    await expect(enqueueMany(t.db, [inputs[0]!, inputs[2]!, inputs[1]!])).rejects.toMatchObject({
+      sessionId: 'sesn_aa_missing',
+    });
+    expect(await countWork(t.db)).toBe(0);
   });
 
   it('projects string metadata, and a non-string value fails the batch before any statement', async () => {
@@ -239,6 +284,34 @@ describe('enqueueMany on real PostgreSQL connections', () => {
       expect(ids).toEqual(new Map(created.map((r) => [r.work.sessionId, r.work.id])));
     }
     expect(await countWork(t.db)).toBe(sessions.length);
+  });
+
+  it('single enqueues racing batches for the same slots leave one live item per slot, named by every answer', async () => {
+    const { environmentId } = await setupSession(t.db, 'cloud');
+    const sessions = Array.from({ length: 200 }, (_, i) => `sesn_mixed${i}`);
+    await t.db.execute(
+      sql`INSERT INTO sessions (id, environment_id)
+          SELECT jsonb_array_elements_text(${JSON.stringify(sessions)}::jsonb), ${environmentId}`,
+    );
+    const kinds: WorkKind[] = ['model_turn', 'tool_exec'];
+    const inputs = sessions.flatMap((sessionId) => kinds.map((kind) => ({ environmentId, sessionId, kind })));
+    const singles = inputs.filter((_, i) => i % 3 === 0);
+    const answers = await Promise.all([
+      enqueueMany(t.db, inputs),
+      enqueueMany(t.db, [...inputs].reverse()),
+      ...singles.map((input) => enqueue(t.db, input).then((r) => [r])),
+      enqueueMany(t.db, inputs.slice(100)),
+    ]);
+    const all = answers.flat();
+    const live = await rows<{ session_id: string; kind: string; id: string }>(
+      t.db,
+      sql`SELECT session_id, kind, id FROM work_items WHERE state IN ('queued', 'starting', 'active')`,
+    );
+    expect(live).toHaveLength(inputs.length);
+    const idOf = new Map(live.map((r) => [`${r.session_id}/${r.kind}`, r.id]));
+    for (const { work } of all) expect(work.id).toBe(idOf.get(`${work.sessionId}/${work.kind}`));
+    expect(all.filter((r) => r.created)).toHaveLength(inputs.length);
+    expect(await countWork(t.db)).toBe(inputs.length);
   });
 
   it('wakes pollers at commit, once per environment, only for newly created poll-lane items', async () => {
