@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isMintedId, isSessionId, newId } from '../src/ids.js';
+import { idToken, isMintedId, isSessionId, newId } from '../src/ids.js';
 
 describe('ids', () => {
   it('mints a prefix and 24 lowercase Crockford base32 characters', () => {
@@ -15,6 +15,23 @@ describe('ids', () => {
     expect(ids.size).toBe(10_000);
     const seen = new Set([...ids].flatMap((id) => [...id.slice(5)]));
     expect([...seen].sort().join('')).toBe('0123456789abcdefghjkmnpqrstvwxyz');
+  });
+
+  it('encodes 15 bytes as their 120 bits, most significant first, five bits a character', () => {
+    const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
+    const reference = (bytes: Uint8Array) => {
+      let n = 0n;
+      for (const b of bytes) n = (n << 8n) | BigInt(b);
+      return Array.from({ length: 24 }, (_, i) => alphabet[Number((n >> BigInt(5 * (23 - i))) & 31n)]).join(
+        '',
+      );
+    };
+    expect(idToken(new Uint8Array(15))).toBe('0'.repeat(24));
+    expect(idToken(new Uint8Array(15).fill(255))).toBe('z'.repeat(24));
+    for (let i = 0; i < 2_000; i++) {
+      const bytes = crypto.getRandomValues(new Uint8Array(15));
+      expect(idToken(bytes)).toBe(reference(bytes));
+    }
   });
 
   it('recognises only ids of the asked prefix and shape', () => {
