@@ -29,10 +29,12 @@ export function claimMany(db: SqlHandle, kind: WorkKind, n: number, ttlMs: numbe
          LIMIT ${n}
          FOR UPDATE SKIP LOCKED
       ), claimed AS (
+        -- id = ANY(…): the picked rows through the primary key even on a generic plan, whose
+        -- guess for LIMIT $n (a tenth of the table) would otherwise hash all of work_items.
         UPDATE work_items w
            SET ${claimedFor(ttlMs)}
           FROM picked
-         WHERE w.id = picked.id
+         WHERE w.id = ANY (ARRAY(SELECT id FROM picked)) AND w.id = picked.id
         RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed, w.created_at
       )
       -- UPDATE … RETURNING has no order of its own; hand the batch out oldest first.

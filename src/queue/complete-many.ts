@@ -30,14 +30,20 @@ export function completeMany(db: SqlHandle, items: readonly Item[]): Promise<Com
       else lost.push(item.id);
     }
     if (proofs.length === 0) return { completed: [], lost };
+    // `id = ANY(…)` keeps every plan on the primary key: prepared, the statement may run on a
+    // generic plan made from statistics taken when nothing was active, which otherwise scans
+    // work_items for active rows and re-reads the proofs for each one.
     const done = await rows<{ id: string }>(
       db,
-      sql`UPDATE work_items w
-             SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()
-            FROM jsonb_to_recordset(${JSON.stringify(proofs)}::jsonb) AS p(id text, local timestamp, off integer)
-           WHERE w.id = p.id AND w.state = 'active'
-             AND w.lease_expires_at = ((p.local - make_interval(mins => p.off)) AT TIME ZONE 'UTC')
-       RETURNING w.id`,
+      sql`WITH p AS MATERIALIZED (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(proofs)}::jsonb) AS p(id text, local timestamp, off integer)
+      )
+      UPDATE work_items w
+         SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()
+        FROM p
+       WHERE w.id = ANY (ARRAY(SELECT id FROM p)) AND w.id = p.id AND w.state = 'active'
+         AND w.lease_expires_at = ((p.local - make_interval(mins => p.off)) AT TIME ZONE 'UTC')
+      RETURNING w.id`,
     );
     const finished = new Set(done.map((r) => r.id));
     for (const p of proofs) if (!finished.has(p.id)) lost.push(p.id);

@@ -13,6 +13,7 @@ import {
 import type { Item } from '../../src/queue/types.js';
 import { useTestDb } from '../helpers/db.js';
 import { backdateLease, enqueueClaimItems, readWork, seedClaimBacklog } from '../helpers/factories.js';
+import { capture, genericPlan } from '../helpers/plans.js';
 
 const MINUTE = 60_000;
 
@@ -109,5 +110,19 @@ describe('claimMany under contention on real PostgreSQL connections', () => {
       sql`SELECT count(*)::int AS n FROM work_items WHERE state <> 'stopped' OR claims <> 1`,
     );
     expect(left!.n).toBe(0);
+  });
+
+  it('claimMany and completeMany reach their rows by id under a generic plan made from stale statistics', async () => {
+    await seedClaimBacklog(t.db, 2_000, 'model_turn');
+    await t.db.execute(sql`ANALYZE work_items`); // statistics of a backlog with nothing active
+    const held = await claimMany(t.db, 'model_turn', 100, MINUTE);
+    for (const statement of [
+      await capture((db) => claimMany(db, 'model_turn', 100, MINUTE)),
+      await capture((db) => completeMany(db, held)),
+    ]) {
+      const plan = await genericPlan(t.pool!, statement);
+      expect(plan).not.toMatch(/Seq Scan on work_items/);
+      expect(plan).toMatch(/Index Scan using work_items_pkey on work_items w\s/);
+    }
   });
 });

@@ -1,0 +1,55 @@
+/**
+ * The generic plan PostgreSQL would run a queue statement with once it is prepared: after
+ * five executions a prepared statement may switch to a plan made without its parameters,
+ * from the table's statistics alone, and those are stale in the middle of a drain (analyzed
+ * when nothing was active). A statement whose generic plan scans the whole table is a trap
+ * that only shows under load; these helpers let a test look at that plan directly.
+ */
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type pg from 'pg';
+import type { SqlHandle } from '../../src/db/handle.js';
+
+/** The statement `op` sends, captured by a handle that answers with `answer` and runs nothing. */
+export async function capture(
+  op: (db: SqlHandle) => Promise<unknown>,
+  answer: unknown[] = [],
+): Promise<{ sql: string; params: unknown[] }> {
+  let query: SQL | undefined;
+  const recorder: SqlHandle = {
+    execute: (q) => {
+      query ??= q;
+      return Promise.resolve({ rows: answer });
+    },
+  };
+  await op(recorder).catch(() => {}); // only the first statement matters, not what op makes of the answer
+  if (!query) throw new Error('the operation sent no statement');
+  return new PgDialect().sqlToQuery(query);
+}
+
+function literal(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'`;
+  throw new Error(`cannot inline a ${typeof value} parameter`);
+}
+
+/** EXPLAIN of the generic plan of `statement` on a connection of `pool`. */
+export async function genericPlan(
+  pool: pg.Pool,
+  statement: { sql: string; params: unknown[] },
+): Promise<string> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+    await client.query(`PREPARE generic_plan_probe AS ${statement.sql}`);
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN EXECUTE generic_plan_probe(${statement.params.map(literal).join(', ')})`,
+    );
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  } finally {
+    await client.query('ROLLBACK');
+    await client.query('DEALLOCATE ALL');
+    client.release();
+  }
+}
