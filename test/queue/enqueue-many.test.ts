@@ -15,6 +15,7 @@ import { useTestDb } from '../helpers/db.js';
 import { countWork, createSession, readWork, setupSession } from '../helpers/factories.js';
 import { listenToWork } from '../helpers/listen.js';
 import { registerContextManager, TEST_SPAN, underSpan } from '../helpers/otel-context.js';
+import { capture, genericPlan } from '../helpers/plans.js';
 
 registerContextManager();
 
@@ -312,6 +313,26 @@ describe('enqueueMany on real PostgreSQL connections', () => {
     for (const { work } of all) expect(work.id).toBe(idOf.get(`${work.sessionId}/${work.kind}`));
     expect(all.filter((r) => r.created)).toHaveLength(inputs.length);
     expect(await countWork(t.db)).toBe(inputs.length);
+  });
+
+  it('looks live items up slot by slot under a generic plan, never through every live item', async () => {
+    const { environmentId } = await setupSession(t.db, 'cloud');
+    const sessions = Array.from({ length: 500 }, (_, i) => `sesn_plan${i}`);
+    await t.db.execute(
+      sql`INSERT INTO sessions (id, environment_id)
+          SELECT jsonb_array_elements_text(${JSON.stringify(sessions)}::jsonb), ${environmentId}`,
+    );
+    await enqueueMany(
+      t.db,
+      sessions.map((sessionId) => ({ environmentId, sessionId, kind: 'model_turn' as const })),
+    );
+    await t.db.execute(sql`ANALYZE work_items`);
+    const statement = await capture((db) =>
+      enqueueMany(db, [{ environmentId, sessionId: sessions[0]!, kind: 'model_turn' }]),
+    );
+    const plan = await genericPlan(t.pool!, statement);
+    expect(plan).toMatch(/Index Scan using work_items_live_slot_key on work_items l/);
+    expect(plan).not.toMatch(/(Seq|Bitmap Heap) Scan on work_items/);
   });
 
   it('wakes pollers at commit, once per environment, only for newly created poll-lane items', async () => {
