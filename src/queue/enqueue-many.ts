@@ -1,12 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { PG_FOREIGN_KEY_VIOLATION, pgCode, pgDetail } from '../db/errors.js';
 import { rows, type SqlHandle } from '../db/handle.js';
+import { ts } from '../db/time.js';
 import { newId } from '../ids.js';
 import { captureTraceContext } from '../telemetry/trace-context.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { type EnqueueInput, type EnqueueResult, NOTIFY_WORK, validMetadata } from './enqueue.js';
 import { UnknownSessionError } from './errors.js';
-import { LIVE_STATES, ts, WORK_COLUMNS, workColumns } from './sql.js';
+import { LIVE_STATES, WORK_COLUMNS, workColumns } from './sql.js';
 import type { SessionWork, TraceContext } from './types.js';
 
 /**
