@@ -49,7 +49,8 @@ export async function genericPlan(
     return rows.map((r) => r['QUERY PLAN']).join('\n');
   } finally {
     await client.query('ROLLBACK');
-    await client.query('DEALLOCATE ALL');
+    // Only the probe: the pool's own prepared statements live on this connection too.
+    await client.query('DEALLOCATE generic_plan_probe').catch(() => {});
     client.release();
   }
 }
