@@ -88,11 +88,12 @@ describe.each(['pg', 'pglite'] as const)('poll (%s)', (driver) => {
     const { environmentId, sessionId } = await setupSession(t.db);
     await enqueue(t.db, { environmentId, sessionId, kind: 'tool_exec' });
     const first = await poll(t.db, environmentId, 600_000);
-    await ageReservation(t.db, first!.id, 400);
-    // Handed out 400 ms ago: too young for the default window and for 500 ms.
-    expect(await poll(t.db, environmentId, DEFAULT_RECLAIM_MS)).toBeNull();
-    expect(await poll(t.db, environmentId, 500)).toBeNull();
-    const second = await poll(t.db, environmentId, 100);
+    await ageReservation(t.db, first!.id, 30_000);
+    // Handed out 30 s ago (margins of tens of seconds, so a slow machine cannot blur them):
+    // too young for a 10-minute or a 2-minute window, old enough for a 10-second one.
+    expect(await poll(t.db, environmentId, 600_000)).toBeNull();
+    expect(await poll(t.db, environmentId, 120_000)).toBeNull();
+    const second = await poll(t.db, environmentId, 10_000);
     expect(second).toMatchObject({ state: 'queued', claims: 2 });
     expect(second!.id).not.toBe(first!.id);
     expect(await readWork(t.db, first!.id)).toBeNull();
