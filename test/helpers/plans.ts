@@ -49,7 +49,8 @@ export async function genericPlan(
     return rows.map((r) => r['QUERY PLAN']).join('\n');
   } finally {
     await client.query('ROLLBACK');
-    // Only the probe: the pool's own prepared statements live on this connection too.
+    // A prepared statement outlives its transaction; only this one goes (the pooled connection
+    // keeps the driver's own, which it still believes it has).
     await client.query('DEALLOCATE generic_plan_probe').catch(() => {});
     client.release();
   }
