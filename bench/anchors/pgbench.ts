@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { SqlHandle } from '../../src/db/handle.js';
-import { claim, complete, completeAndClaim } from '../../src/queue/index.js';
+import { claim, claimMany, complete, completeAndClaim, completeMany } from '../../src/queue/index.js';
 import type { Item } from '../../src/queue/types.js';
 
 const run = promisify(execFile);
@@ -105,6 +105,40 @@ export async function completeAndClaimScript(kind: Item['kind'], ttlMs: number):
 
 /** The variables a `completeAndClaimScript` client starts with: an id and a proof that hold nothing. */
 export const LOOP_START: Record<string, string> = { id: 'work_none', lease: '2000-01-01T00:00:00Z' };
+
+/**
+ * The pgbench script for one `claimMany` of `batch` items of `kind` and the `completeMany` of
+ * what it took: claimMany's statement with its result folded into the proofs document
+ * completeMany takes (`\gset` carries one row), then completeMany's statement on it. A
+ * transaction is `batch` items.
+ */
+export async function claimManyCompleteManyScript(
+  kind: Item['kind'],
+  batch: number,
+  ttlMs: number,
+): Promise<string> {
+  const claimed = await capture((h) => claimMany(h, kind, batch, ttlMs), null);
+  const fake = { id: PLACEHOLDER_ID, lease: PLACEHOLDER_LEASE } as Item;
+  const completed = await capture((h) => completeMany(h, [fake]), { id: PLACEHOLDER_ID });
+  // pgbench reads a script line by line: comments go before the statement is flattened.
+  const claimSql = inline(claimed.sql.replace(/--[^\n]*/g, ''), claimed.params, () => undefined);
+  const tail = /\) SELECT (.+) FROM claimed ORDER BY created_at$/;
+  if (!tail.test(claimSql)) {
+    throw new Error(`claimMany's statement no longer ends the way this anchor expects:\n${claimSql}`);
+  }
+  const claimToProofs = claimSql.replace(
+    tail,
+    `), handed AS (SELECT $1 FROM claimed) SELECT json_agg(json_build_object('id', id, 'local', rtrim(lease, 'Z'), 'off', 0))::text AS proofs FROM handed`,
+  );
+  const proofs = JSON.stringify([{ id: PLACEHOLDER_ID, local: PLACEHOLDER_LEASE.slice(0, -1), off: 0 }]);
+  const completeSql = inline(completed.sql, completed.params, (v) => (v === proofs ? ':proofs' : undefined));
+  if (!completeSql.includes(':proofs')) {
+    throw new Error(
+      `completeMany no longer binds one proofs document the way this anchor expects:\n${completeSql}`,
+    );
+  }
+  return `${claimToProofs} \\gset\n${completeSql};\n`;
+}
 
 export interface PgbenchResult {
   tps: number;
