@@ -29,8 +29,11 @@ const BLOCK_MS = 999;
 const PARK_TIMEOUT_MS = 500;
 /** Polls in a row that may go unseen before the run stops (the statement below no longer matches). */
 const MAX_UNSEEN = 3;
-/** How the poll's statement (src/queue/poll.ts) begins, as pg_stat_activity shows it. */
-const POLL_STATEMENT = 'WITH finalized AS%';
+/**
+ * The poll's statement (src/queue/poll.ts) as pg_stat_activity shows it: its `finalized` step,
+ * after the worker's poll record when the poll carries one, and only there.
+ */
+const POLL_STATEMENT = 'WITH %finalized AS (%';
 
 export function scenarios(ctx: BenchContext): Scenario[] {
   const sizes = ctx.smoke ? SMOKE : FULL;
@@ -244,7 +247,7 @@ async function startLeaseholdPickup(databaseUrl: string): Promise<LeaseholdPicku
       for (let unseen = 0; ; unseen++) {
         if (unseen === MAX_UNSEEN) {
           throw new Error(
-            `${MAX_UNSEEN} polls in a row were never seen parked: does the poll statement still begin like ${POLL_STATEMENT}?`,
+            `${MAX_UNSEEN} polls in a row were never seen parked: does the poll statement still look like ${POLL_STATEMENT}?`,
           );
         }
         const since = await dbNow();
