@@ -3,7 +3,7 @@
  * or — with no DATABASE_URL — over an embedded PGlite database in LEASEHOLD_DATA_DIR.
  * Long polls wake on LISTEN/NOTIFY; housekeeping runs on a timer; SIGTERM drains.
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +11,6 @@ import { serve } from '@hono/node-server';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { WebSocket } from 'ws';
 import { createApp } from '../src/api/app.js';
-import type { OpenApiDocument } from '../src/api/openapi.js';
 import { PollGate } from '../src/api/poll-gate.js';
 import type { ApiDeps, JournalDeps } from '../src/api/types.js';
 import { WakeHub } from '../src/api/wake.js';
@@ -32,8 +31,6 @@ import { loadStaticFiles } from './static-files.js';
 import type { Telemetry } from './telemetry.js';
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../drizzle');
-/** Built ahead of time (`npm run openapi`): the server loads no JSON Schema generator to serve it. */
-const OPENAPI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../assets/openapi.json');
 
 const log = {
   info: (message: string) => console.warn(`[leasehold] ${message}`),
@@ -206,10 +203,8 @@ async function main(): Promise<void> {
   };
   const brain = await startBrain(config, storage.db, journal, hubs.turns);
   const pollGate = new PollGate({ perKey: config.longPollsPerKey, perProcess: config.longPollsPerProcess });
-  const openapi = JSON.parse(await readFile(OPENAPI, 'utf8')) as OpenApiDocument;
   const app = createApp(deps, {
     pollGate,
-    openapi,
     staticFiles: loadStaticFiles(),
     console: registerConsole,
   });

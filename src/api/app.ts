@@ -12,12 +12,10 @@ import { newId } from '../ids.js';
 import { serverSpans } from '../telemetry/server-span.js';
 import { type ApiError, badRequest, errorBody, internalError, notFound, toApiError } from './errors.js';
 import { IdlePolls } from './idle-polls.js';
-import type { OpenApiDocument } from './openapi.js';
 import { PollGate } from './poll-gate.js';
 import { PollRecords } from './poll-record.js';
 import { registerRoutes } from './routes/index.js';
-import { registerOpenApi } from './routes/openapi-json.js';
-import type { StaticFiles } from './static-files.js';
+import { type StaticFiles, serveStaticFiles } from './static-files.js';
 import type { ApiDeps, AppEnv } from './types.js';
 
 /** Per-app state a host may supply; by default the documented limits, so entry points pass nothing. */
@@ -25,22 +23,17 @@ export interface AppOptions {
   /** Caps on concurrent long polls (`poll-gate.ts`); default `new PollGate()`. */
   pollGate?: PollGate;
   /**
-   * The files under assets/ (the console's script and styles), for a host that does not serve
-   * them itself: Node passes them; Workers serve them as static assets and pass nothing.
+   * The files under assets/ (`/openapi.json`, the console's script and styles) with their
+   * headers, for a host that does not serve them itself: Node passes them; Workers serve them
+   * as static assets and pass nothing. Without them the app has no such paths.
    */
   staticFiles?: StaticFiles;
   /**
-   * The document `GET /openapi.json` answers with (assets/openapi.json, built by `npm run
-   * openapi`); without one the app has no such route — the Worker serves the file as a static
-   * asset before the app sees the request.
+   * Mounts the operator console (src/console's `registerConsole`) after the API's routes. The
+   * entry points pass it, so the API does not depend on its console; without it the app has no
+   * /console pages.
    */
-  openapi?: OpenApiDocument;
-  /**
-   * Mounts the operator console (src/console's `registerConsole`) after the API's routes, with
-   * `staticFiles`. The entry points pass it, so the API does not depend on its console; without
-   * it the app has no /console pages.
-   */
-  console?: (app: Hono<AppEnv>, staticFiles?: StaticFiles) => void;
+  console?: (app: Hono<AppEnv>) => void;
 }
 
 /**
@@ -76,9 +69,9 @@ export function createApp(
     c.res.headers.set('request-id', requestId);
   });
 
-  if (options.openapi) registerOpenApi(app, options.openapi);
+  if (options.staticFiles) app.use(serveStaticFiles(options.staticFiles));
   registerRoutes(app);
-  options.console?.(app, options.staticFiles);
+  options.console?.(app);
 
   app.notFound((c) =>
     respondError(c.get('requestId') ?? newId('req'), notFound(`no such endpoint: ${c.req.path}`)),

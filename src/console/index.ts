@@ -5,7 +5,6 @@
  */
 import type { Hono } from 'hono';
 import { notFound } from '../api/errors.js';
-import { type StaticFiles, serveStaticFiles } from '../api/static-files.js';
 import type { AppEnv } from '../api/types.js';
 import { registerConsoleAssets } from './assets.js';
 import { operator } from './context.js';
@@ -24,13 +23,10 @@ import { registerWorkStop } from './routes/work-stop.js';
 import { CONSOLE_BASE } from './session.js';
 import { registerSignIn } from './sign-in.js';
 
-/** `staticFiles`: the console's script and styles where the host does not serve them (Node). */
-export function registerConsole(app: Hono<AppEnv>, staticFiles?: StaticFiles): void {
+/** The console's script and styles are static files (assets/), served before any of this. */
+export function registerConsole(app: Hono<AppEnv>): void {
   app.use(CONSOLE_BASE, consoleGate());
   app.use(`${CONSOLE_BASE}/*`, consoleGate());
-  // After the gate, so the files carry the console's security headers, as assets/_headers gives
-  // them on Workers.
-  if (staticFiles) app.use(`${CONSOLE_BASE}/assets/*`, serveStaticFiles(staticFiles));
   registerConsoleAssets(app);
   registerSignIn(app);
   // The pages, one per file in routes/: each reads through the API where the API has the

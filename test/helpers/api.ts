@@ -2,11 +2,9 @@
  * In-process API fixtures: the Hono app over a test database, and credentials minted
  * through the same functions the management API uses.
  */
-import { readFileSync } from 'node:fs';
 import type { Hono } from 'hono';
 import { loadStaticFiles } from '../../functions/static-files.js';
 import { createApp } from '../../src/api/app.js';
-import type { OpenApiDocument } from '../../src/api/openapi.js';
 import type { StaticFiles } from '../../src/api/static-files.js';
 import type { AppEnv, JournalDeps } from '../../src/api/types.js';
 import { WakeHub } from '../../src/api/wake.js';
@@ -33,11 +31,6 @@ export interface TestApi {
   ): Promise<Response>;
 }
 
-/** What the Node server serves at /openapi.json: the built document in assets/. */
-export const OPENAPI_DOCUMENT = JSON.parse(
-  readFileSync(new URL('../../assets/openapi.json', import.meta.url), 'utf8'),
-) as OpenApiDocument;
-
 /** `journal` wires the journal routes to a NATS server; without it they answer 503. */
 export function testApi(db: Database, journal?: JournalDeps): TestApi {
   const hub = new WakeHub();
@@ -48,7 +41,7 @@ export function testApi(db: Database, journal?: JournalDeps): TestApi {
       log: { warn: () => {}, error: () => {} },
       journal: journal ? () => Promise.resolve(journal) : undefined,
     },
-    { openapi: OPENAPI_DOCUMENT, staticFiles: testStaticFiles(), console: registerConsole },
+    { staticFiles: testStaticFiles(), console: registerConsole },
   );
   return {
     app,
