@@ -23,12 +23,17 @@ export interface CompleteAndClaimResult {
  * out the next item, since the holder's work on the lost one is already over either way, and
  * the new lease must not be dropped on the floor. Give `db` a transaction to complete within
  * the caller's settlement, as with `complete`.
+ *
+ * `onlyIfCompleted` makes the claim depend on the completion instead (`completeThenClaim`, for
+ * a caller that cannot keep a lease it did not ask for): `picked` then reads `done`, so within
+ * the statement no completion means no candidate rows, nothing locked or leased.
  */
 export function completeAndClaim(
   db: SqlHandle,
   item: Item,
   kind: WorkKind,
   ttlMs: number,
+  options: { onlyIfCompleted?: boolean } = {},
 ): Promise<CompleteAndClaimResult> {
   const attributes = { 'work.id': item.id, 'environment.id': item.environmentId, 'work.kind': kind };
   return withSpan('queue.complete_and_claim', attributes, async (span) => {
@@ -48,6 +53,7 @@ export function completeAndClaim(
         SELECT id, state FROM work_items
          WHERE ${claimable(kind)}
            AND id <> ${item.id}
+           ${options.onlyIfCompleted ? sql`AND EXISTS (SELECT 1 FROM done)` : sql``}
          ORDER BY created_at
          LIMIT 1
          FOR UPDATE SKIP LOCKED
