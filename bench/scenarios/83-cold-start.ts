@@ -34,8 +34,9 @@ const BEFORE = process.env.LEASEHOLD_COLD_START_BEFORE;
 
 interface Script {
   file: string;
-  /** Settings from its wrangler config: compatibility date and flags. */
-  config: string;
+  /** Its wrangler config's compatibility date and flags, read once at setup. */
+  compatibilityDate?: string;
+  compatibilityFlags?: string[];
 }
 
 export function scenarios(ctx: BenchContext): Scenario[] {
@@ -72,10 +73,10 @@ export function scenarios(ctx: BenchContext): Scenario[] {
           buildWorker('wrangler.toml', path.join(dir, 'api')),
           buildWorker('wrangler.brain.toml', path.join(dir, 'brain')),
         ]);
-        scripts.empty = { file: emptyFile, config: 'wrangler.toml' };
-        scripts.api_worker = { file: api, config: 'wrangler.toml' };
-        scripts.brain_worker = { file: brain, config: 'wrangler.brain.toml' };
-        if (BEFORE) scripts.api_worker_before = { file: BEFORE, config: 'wrangler.toml' };
+        scripts.empty = { file: emptyFile, ...compat('wrangler.toml') };
+        scripts.api_worker = { file: api, ...compat('wrangler.toml') };
+        scripts.brain_worker = { file: brain, ...compat('wrangler.brain.toml') };
+        if (BEFORE) scripts.api_worker_before = { file: BEFORE, ...compat('wrangler.toml') };
       },
       teardown: async () => {
         if (dir) await rm(dir, { recursive: true, force: true });
@@ -121,10 +122,16 @@ export function scenarios(ctx: BenchContext): Scenario[] {
   ];
 }
 
-async function coldStart(script: Script): Promise<{ startup: number; first: number; warm: number }> {
+/** A wrangler config's compatibility settings, as the deployed Worker gets them. */
+function compat(config: string): Pick<Script, 'compatibilityDate' | 'compatibilityFlags'> {
   const { compatibilityDate, compatibilityFlags } = unstable_getMiniflareWorkerOptions(
-    path.join(ROOT, script.config),
+    path.join(ROOT, config),
   ).workerOptions;
+  return { compatibilityDate, compatibilityFlags };
+}
+
+async function coldStart(script: Script): Promise<{ startup: number; first: number; warm: number }> {
+  const { compatibilityDate, compatibilityFlags } = script;
   const started = performance.now();
   const mf = new Miniflare({
     host: '127.0.0.1',
