@@ -13,7 +13,7 @@ import { type Browser, launchBrowser } from '../helpers/browser.js';
 import { openTestDb, type TestDb } from '../helpers/db.js';
 import { provisionJournal } from '../helpers/journal.js';
 import { useNatsServer } from '../helpers/nats.js';
-import { rawJournal, task } from '../helpers/raw-journal.js';
+import { seedMarkedJournal } from '../helpers/raw-journal.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
 
 const RUN = 'run-e2e';
@@ -39,37 +39,6 @@ describe('the console in Chromium', () => {
   const enqueue = (session: string) =>
     api('POST', '/v1/platform/work', { environment_id: envId, session_id: session, kind: 'tool_exec' });
 
-  /** A journal with what the step page must mark: a fenced claim, an interrupted tool, a violation. */
-  async function seedJournal(): Promise<void> {
-    const js = jetstream(nc);
-    const agent = rawJournal(js, RUN, 'agent');
-    const first = task(RUN, 'agent');
-    await agent.claim(first);
-    await agent.write('tool.intent', first, {
-      name: 'deploy',
-      call: 1,
-      key: 'k1',
-      input: {},
-      replay: 'unsafe',
-    });
-    const second = task(RUN, 'agent', { attempt: 2, streamSeq: 11 });
-    await agent.claim(second);
-    await agent.write('tool.result', second, { call: 1, key: 'k1', error: 'interrupted', interrupted: true });
-    await agent.commit(second, { action: 'complete' });
-    // A step whose unsafe tool never got a result in its accepted attempt: invariant 4.
-    const broken = rawJournal(js, RUN, 'broken');
-    const only = task(RUN, 'broken');
-    await broken.claim(only);
-    await broken.write('tool.intent', only, {
-      name: 'charge',
-      call: 1,
-      key: 'k9',
-      input: {},
-      replay: 'unsafe',
-    });
-    await broken.commit(only, { action: 'complete' });
-  }
-
   beforeAll(async () => {
     await provisionJournal(nats);
     nc = await nats.connect();
@@ -92,7 +61,8 @@ describe('the console in Chromium', () => {
       SELECT ${envId}, date_trunc('minute', now()) - g * interval '1 minute', (g % 7), (g % 3), 1, 0
         FROM generate_series(1, 59) AS g
       ON CONFLICT DO NOTHING`);
-    await seedJournal();
+    // A journal with what the step page must mark: a fenced claim, an interrupted tool, a violation.
+    await seedMarkedJournal(jetstream(nc), RUN);
     browser = await launchBrowser();
   }, 90_000);
 

@@ -72,3 +72,41 @@ export function rawJournal(js: JetStreamClient, runId: string, stepId: string): 
   };
   return journal;
 }
+
+/**
+ * A run with what the console's step page and the journal routes must show and mark: on
+ * `agent`, a claim fenced by a second attempt, an unsafe tool interrupted across the takeover
+ * and a commit (with `state` when given); on `broken`, an unsafe tool that never got a result
+ * before its commit (a violation `check()` reports).
+ */
+export async function seedMarkedJournal(
+  js: JetStreamClient,
+  runId: string,
+  options: { state?: Uint8Array } = {},
+): Promise<void> {
+  const agent = rawJournal(js, runId, 'agent');
+  const first = task(runId, 'agent');
+  await agent.claim(first);
+  await agent.write('tool.intent', first, {
+    name: 'deploy',
+    call: 1,
+    key: 'k1',
+    input: {},
+    replay: 'unsafe',
+  });
+  const second = task(runId, 'agent', { attempt: 2, streamSeq: 11 });
+  await agent.claim(second);
+  await agent.write('tool.result', second, { call: 1, key: 'k1', error: 'interrupted', interrupted: true });
+  await agent.commit(second, { action: 'complete', ...(options.state ? { state: options.state } : {}) });
+  const broken = rawJournal(js, runId, 'broken');
+  const only = task(runId, 'broken');
+  await broken.claim(only);
+  await broken.write('tool.intent', only, {
+    name: 'charge',
+    call: 1,
+    key: 'k9',
+    input: {},
+    replay: 'unsafe',
+  });
+  await broken.commit(only, { action: 'complete' });
+}

@@ -26,7 +26,7 @@ import { read } from '../../src/journal/read.js';
 import { ensureJournalStream } from '../../src/journal/stream.js';
 import { journalSubject } from '../../src/journal/types.js';
 import { setupSession } from '../helpers/factories.js';
-import { rawJournal, task } from '../helpers/raw-journal.js';
+import { rawJournal, seedMarkedJournal, task } from '../helpers/raw-journal.js';
 import { bindings, withDb } from './db.js';
 
 const ORIGIN = 'http://leasehold.test';
@@ -97,31 +97,7 @@ describe('the journal through the Worker under workerd', () => {
     await ensureJournalStream(await jetstreamManager(nc));
     const js = jetstream(nc);
     // A fenced claim, an interrupted tool and a commit on `agent`; an unanswered unsafe tool on `broken`.
-    const agent = rawJournal(js, RUN, 'agent');
-    const first = task(RUN, 'agent');
-    await agent.claim(first);
-    await agent.write('tool.intent', first, {
-      name: 'deploy',
-      call: 1,
-      key: 'k1',
-      input: {},
-      replay: 'unsafe',
-    });
-    const second = task(RUN, 'agent', { attempt: 2, streamSeq: 11 });
-    await agent.claim(second);
-    await agent.write('tool.result', second, { call: 1, key: 'k1', error: 'interrupted', interrupted: true });
-    await agent.commit(second, { action: 'complete', state: new Uint8Array([1, 2, 3]) });
-    const broken = rawJournal(js, RUN, 'broken');
-    const only = task(RUN, 'broken');
-    await broken.claim(only);
-    await broken.write('tool.intent', only, {
-      name: 'charge',
-      call: 1,
-      key: 'k9',
-      input: {},
-      replay: 'unsafe',
-    });
-    await broken.commit(only, { action: 'complete' });
+    await seedMarkedJournal(js, RUN, { state: new Uint8Array([1, 2, 3]) });
 
     ({ platformKey, adminKey } = await withDb(async (db) => ({
       platformKey: (await issueApiKey(db, 'journal platform', 'platform', null)).key,
