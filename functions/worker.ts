@@ -53,11 +53,22 @@ interface Ctx {
 /** Built once per isolate; each request brings its own database through `env`. */
 const app = createApp((env) => (env as { deps: ApiDeps }).deps, { console: registerConsole });
 
+/**
+ * Settings parsed once per `env`: workerd hands an isolate's every request the same bindings
+ * object (a new secret or deploy starts new isolates), so the ~30 settings are not read and
+ * checked again on each request. A bad configuration is not remembered: it is reported anew.
+ */
+const configs = new WeakMap<Env, Config & { databaseUrl: string }>();
+
 function config(env: Env): Config & { databaseUrl: string } {
+  const known = configs.get(env);
+  if (known) return known;
   const parsed = parseConfig(env);
   if (parsed.databaseUrl === null)
     throw new ConfigError('DATABASE_URL is not set (a Neon connection string)');
-  return { ...parsed, databaseUrl: parsed.databaseUrl };
+  const cfg = { ...parsed, databaseUrl: parsed.databaseUrl };
+  configs.set(env, cfg);
+  return cfg;
 }
 
 function open(cfg: Config & { databaseUrl: string }): NeonConnection {
