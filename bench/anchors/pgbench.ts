@@ -172,9 +172,6 @@ export async function pgbench(
         String(threads),
         '-t',
         String(transactions),
-        // A deadlock or serialization failure is retried (and counted in the rate) rather than
-        // failing the run: one in ~300 completeAndClaim steps met one at concurrency 8 in CI.
-        '--max-tries=3',
         ...Object.entries(defines).flatMap(([k, v]) => ['-D', `${k}=${v}`]),
         '-f',
         file,

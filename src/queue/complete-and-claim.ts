@@ -25,8 +25,16 @@ export interface CompleteAndClaimResult {
  * the caller's settlement, as with `complete`.
  *
  * `onlyIfCompleted` makes the claim depend on the completion instead (`completeThenClaim`, for
- * a caller that cannot keep a lease it did not ask for): `picked` then reads `done`, so within
- * the statement no completion means no candidate rows, nothing locked or leased.
+ * a caller that cannot keep a lease it did not ask for): no completion means no candidate
+ * rows, nothing locked or leased.
+ *
+ * Either way `picked` reads `settled`, so the completion runs to its end before the claim
+ * locks anything. Without that, PostgreSQL ran the claim first (the final SELECT reads
+ * `claimed` before `done`), and a step waiting for its held row kept the next item locked
+ * meanwhile. A claimer whose snapshot predates our claim can lock our held row (it fails the
+ * recheck, but keeps the lock until it commits), so two such steps could wait on each other:
+ * a deadlock, about once in a few hundred steps at 8–32 loops. A step that waits only while
+ * it holds nothing can be in no cycle.
  */
 export function completeAndClaim(
   db: SqlHandle,
@@ -49,11 +57,13 @@ export function completeAndClaim(
            SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()
          WHERE ${held}
         RETURNING id
+      ), settled AS (
+        SELECT EXISTS (SELECT 1 FROM done) AS completed
       ), picked AS (
         SELECT id, state FROM work_items
          WHERE ${claimable(kind)}
            AND id <> ${item.id}
-           ${options.onlyIfCompleted ? sql`AND EXISTS (SELECT 1 FROM done)` : sql``}
+           AND ${options.onlyIfCompleted ? sql`(SELECT completed FROM settled)` : sql`(SELECT completed FROM settled) IS NOT NULL`}
          ORDER BY created_at
          LIMIT 1
          FOR UPDATE SKIP LOCKED
@@ -64,8 +74,8 @@ export function completeAndClaim(
          WHERE w.id = picked.id
         RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed
       )
-      SELECT EXISTS (SELECT 1 FROM done) AS completed, claimed.*
-        FROM (SELECT 1) AS one LEFT JOIN claimed ON true`,
+      SELECT settled.completed, claimed.*
+        FROM settled LEFT JOIN claimed ON true`,
     );
     const { completed, ...rest } = row!;
     const next = rest.id === null ? null : (rest as Item);

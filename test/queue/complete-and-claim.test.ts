@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { describe, expect, it, vi } from 'vitest';
 import { rows } from '../../src/db/handle.js';
 import { claim, completeAndClaim } from '../../src/queue/index.js';
 import type { Item } from '../../src/queue/types.js';
@@ -99,5 +100,49 @@ describe('completeAndClaim under contention on real PostgreSQL connections', () 
       sql`SELECT count(*)::int AS n FROM work_items WHERE state <> 'stopped' OR claims <> 1`,
     );
     expect(left!.n).toBe(0);
+  });
+});
+
+describe('completeAndClaim waiting for its held row (pg)', () => {
+  const t = useTestDb('pg');
+
+  // A claimer whose snapshot predates this holder's claim can still lock the held row: it
+  // fails the recheck, but the lock stays until its transaction ends. Completing first means a
+  // step that waits there holds no other row, so two such steps can never wait on each other.
+  it('holds no other row while it waits for its held item: it completes before it claims', async () => {
+    const ids = await enqueueClaimItems(t.db, 3, 'model_turn');
+    const held = (await claim(t.db, 'model_turn', MINUTE))!;
+    const other = new pg.Client({ connectionString: t.url! });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE', [held.id]);
+      const { rows: pidRows } = await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      const step = completeAndClaim(t.db, held, 'model_turn', MINUTE);
+      await vi.waitFor(
+        async () => {
+          const [row] = await rows<{ n: number }>(
+            t.db,
+            sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${pidRows[0]!.pid}::int = ANY(pg_blocking_pids(pid))`,
+          );
+          if (row!.n < 1) throw new Error('the step does not wait on the held row yet');
+        },
+        { timeout: 5_000, interval: 5 },
+      );
+      // Every queued item is still free to lock: the waiting step has locked none of them.
+      for (const id of ids.slice(1)) {
+        await other.query('SAVEPOINT probe');
+        await expect(
+          other.query('SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE NOWAIT', [id]),
+        ).resolves.toMatchObject({ rowCount: 1 });
+        await other.query('ROLLBACK TO SAVEPOINT probe');
+      }
+      await other.query('COMMIT');
+      const { completed, next } = await step;
+      expect(completed).toBe(true);
+      expect(next?.id).toBe(ids[1]);
+    } finally {
+      await other.end();
+    }
   });
 });
