@@ -52,6 +52,12 @@ export interface Scenario {
   goals?: MetricGoal[];
   /** Rounds (default 3; smoke runs 1). */
   rounds?: number;
+  /**
+   * Subjects measured in the first round only (n = 1): counts of statements and connections
+   * over an idle window, which come out the same round after round, where a rate does not.
+   * Repeating them would only lengthen the run.
+   */
+  once?: readonly string[];
   /** Runs once before the first round / after the last (servers, schemas). */
   setup?(): Promise<void>;
   teardown?(): Promise<void>;
@@ -111,6 +117,7 @@ export async function runScenario(scenario: Scenario, ctx: BenchContext): Promis
     for (let round = 0; round < rounds; round++) {
       const measured: Record<string, Metrics> = {};
       for (const [subject, run] of Object.entries(scenario.subjects)) {
+        if (round > 0 && scenario.once?.includes(subject)) continue;
         const started = performance.now();
         measured[subject] = await run(round);
         const took = ((performance.now() - started) / 1000).toFixed(1);

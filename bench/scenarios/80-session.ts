@@ -57,6 +57,8 @@ export function scenarios(ctx: BenchContext): Scenario[] {
           }
         },
       },
+      // Statements per idle minute are counts: the first round's are the figures.
+      once: ['idle'],
       ratios: [
         {
           name: 'session_model_call_p50_vs_listen_notify',

@@ -36,8 +36,27 @@ import { type RunningWorkers, startWorkers } from '../../test/helpers/workers.js
 import { openEventStream } from '../lib/event-stream.js';
 import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
 
-const FULL = { pollers: 4, idleMs: 30_000, wakeSamples: 100, cycles: 30, cold: 5, streams: 4, delayMs: 20 };
-const SMOKE = { pollers: 1, idleMs: 3_000, wakeSamples: 5, cycles: 3, cold: 1, streams: 1, delayMs: 20 };
+// An idle stream re-reads every 15 s (RECHECK_MS): its window holds two of those per stream.
+const FULL = {
+  pollers: 4,
+  idleMs: 20_000,
+  streamMs: 30_000,
+  wakeSamples: 60,
+  cycles: 15,
+  cold: 3,
+  streams: 4,
+  delayMs: 20,
+};
+const SMOKE = {
+  pollers: 1,
+  idleMs: 3_000,
+  streamMs: 3_000,
+  wakeSamples: 5,
+  cycles: 3,
+  cold: 1,
+  streams: 1,
+  delayMs: 20,
+};
 /** An event stream's re-read backoff grows over its first seconds (no LISTEN): past that is its idle cost. */
 const STREAM_SETTLE_MS = { full: 8_000, smoke: 3_000 };
 const BLOCK_MS = 999;
@@ -71,15 +90,17 @@ export function scenarios(ctx: BenchContext): Scenario[] {
         node: () => idle(rig!.node, sizes),
         workers: async () => ({
           ...(await idle(rig!.workers, sizes)),
-          ...(await wake(rig!.workers, rig!.db, sizes)),
-          ...(await idleStream(rig!, sizes.streams, settle, sizes.idleMs)),
+          ...(await idleStream(rig!, sizes.streams, settle, sizes.streamMs)),
         }),
+        workers_wake: () => wake(rig!.workers, rig!.db, sizes),
         workers_calls: () => calls(rig!, sizes),
       },
+      // Statements and connections per idle minute are counts: the first round's are the figures.
+      once: ['node', 'workers'],
       goals: [
         { subject: 'workers', metric: 'statements_per_long_poll', goal: { op: '<=', value: 3 } },
-        { subject: 'workers', metric: 'wake_p50_ms', goal: { op: '<=', value: 200 } },
-        { subject: 'workers', metric: 'wake_p99_ms', goal: { op: '<=', value: 500 } },
+        { subject: 'workers_wake', metric: 'wake_p50_ms', goal: { op: '<=', value: 200 } },
+        { subject: 'workers_wake', metric: 'wake_p99_ms', goal: { op: '<=', value: 500 } },
       ],
     },
   ];
