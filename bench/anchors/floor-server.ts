@@ -19,6 +19,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
+import { type Context, Hono } from 'hono';
 import pg from 'pg';
 
 /** Leasehold's pool size (src/db/drivers/node-pg.ts). */
@@ -246,19 +248,27 @@ function toWire(w: WorkRow) {
   };
 }
 
-function sendJson(
-  res: http.ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-) {
-  const text = `${JSON.stringify(body)}\n`;
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
+/** Where a handler's one JSON answer goes: node:http's response, or a Response for Hono. */
+interface Sink {
+  json(status: number, body: unknown, headers?: Record<string, string>): void;
+}
+
+function nodeSink(res: http.ServerResponse): Sink {
+  return {
+    json(status, body, headers = {}) {
+      const text = `${JSON.stringify(body)}\n`;
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+        ...headers,
+      });
+      res.end(text);
+    },
+  };
+}
+
+function sendJson(res: Sink, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.json(status, body, headers);
 }
 
 function readBody(req: http.IncomingMessage): Promise<string> {
@@ -273,12 +283,7 @@ function readBody(req: http.IncomingMessage): Promise<string> {
   });
 }
 
-async function poll(
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  env: string,
-  query: URLSearchParams,
-) {
+async function poll(req: http.IncomingMessage, res: Sink, env: string, query: URLSearchParams) {
   const hash = keyHash(req);
   const workerId = (req.headers['anthropic-worker-id'] as string | undefined)?.trim() ?? '';
   const reclaimMs = lenientInt(query.get('reclaim_older_than_ms'), DEFAULT_RECLAIM_MS, MAX_RECLAIM_MS);
@@ -290,7 +295,7 @@ async function poll(
   sendJson(res, 200, toWire(row), headers);
 }
 
-async function ack(req: http.IncomingMessage, res: http.ServerResponse, env: string, id: string) {
+async function ack(req: http.IncomingMessage, res: Sink, env: string, id: string) {
   const row = await authed<WorkRow>('ack', [env, keyHash(req), id]);
   if (row.id === null) throw notFound();
   sendJson(res, 200, toWire(row));
@@ -298,7 +303,7 @@ async function ack(req: http.IncomingMessage, res: http.ServerResponse, env: str
 
 async function heartbeat(
   req: http.IncomingMessage,
-  res: http.ServerResponse,
+  res: Sink,
   env: string,
   id: string,
   query: URLSearchParams,
@@ -335,7 +340,7 @@ async function heartbeat(
   });
 }
 
-async function stop(req: http.IncomingMessage, res: http.ServerResponse, env: string, id: string) {
+async function stop(req: http.IncomingMessage, res: Sink, env: string, id: string) {
   const hash = keyHash(req);
   const text = await readBody(req);
   let force = false;
@@ -364,7 +369,7 @@ async function stop(req: http.IncomingMessage, res: http.ServerResponse, env: st
 
 const ROUTE = /^\/v1\/environments\/([^/]+)\/work\/(?:(poll)|([^/]+)\/(ack|heartbeat|stop))$/;
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(req: http.IncomingMessage, res: Sink): Promise<void> {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const m = ROUTE.exec(q < 0 ? url : url.slice(0, q));
@@ -382,21 +387,69 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
   return stop(req, res, env, id);
 }
 
-const server = http.createServer((req, res) => {
-  handle(req, res).catch((err: unknown) => {
-    if (res.headersSent) return res.destroy();
-    if (err instanceof HttpError) {
-      const error = {
-        type: err.type,
-        message: err.message,
-        ...(err.details ? { details: err.details } : {}),
-      };
-      return sendJson(res, err.status, { type: 'error', error }, err.headers);
+function answerError(res: Sink, err: unknown): void {
+  if (err instanceof HttpError) {
+    const error = {
+      type: err.type,
+      message: err.message,
+      ...(err.details ? { details: err.details } : {}),
+    };
+    sendJson(res, err.status, { type: 'error', error }, err.headers);
+    return;
+  }
+  console.error('[floor] error:', err instanceof Error ? err.message : err);
+  sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: 'internal error' } });
+}
+
+/**
+ * `FLOOR_FRAMEWORK=hono`: the same handlers and statements behind Hono on @hono/node-server
+ * (its router, context, middleware chain and Response objects) — what the framework alone
+ * costs, the nearest floor for an app built on it.
+ */
+function honoServer(): http.Server {
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  const base = '/v1/environments/:environmentId/work';
+  const run = async (
+    c: Context<{ Bindings: HttpBindings }>,
+    answer: (req: http.IncomingMessage, res: Sink) => Promise<void>,
+  ): Promise<Response> => {
+    let response: Response | undefined;
+    const res: Sink = {
+      json(status, body, headers = {}) {
+        response = c.body(`${JSON.stringify(body)}\n`, status as 200, {
+          'content-type': 'application/json',
+          ...headers,
+        });
+      },
+    };
+    try {
+      await answer(c.env.incoming, res);
+    } catch (err) {
+      answerError(res, err);
     }
-    console.error('[floor] error:', err instanceof Error ? err.message : err);
-    sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: 'internal error' } });
-  });
-});
+    return response!;
+  };
+  const env = (c: Context) => c.req.param('environmentId')!;
+  const id = (c: Context) => c.req.param('workId')!;
+  const query = (c: Context) => new URLSearchParams(new URL(c.req.url).search);
+  app.get(`${base}/poll`, (c) => run(c, (req, res) => poll(req, res, env(c), query(c))));
+  app.post(`${base}/:workId/ack`, (c) => run(c, (req, res) => ack(req, res, env(c), id(c))));
+  app.post(`${base}/:workId/heartbeat`, (c) =>
+    run(c, (req, res) => heartbeat(req, res, env(c), id(c), query(c))),
+  );
+  app.post(`${base}/:workId/stop`, (c) => run(c, (req, res) => stop(req, res, env(c), id(c))));
+  return createAdaptorServer({ fetch: app.fetch }) as http.Server;
+}
+
+const server =
+  process.env.FLOOR_FRAMEWORK === 'hono'
+    ? honoServer()
+    : http.createServer((req, res) => {
+        handle(req, nodeSink(res)).catch((err: unknown) => {
+          if (res.headersSent) return res.destroy();
+          answerError(nodeSink(res), err);
+        });
+      });
 
 server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', () => {
   const { address, port } = server.address() as AddressInfo;

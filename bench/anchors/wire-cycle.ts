@@ -213,11 +213,23 @@ export interface FloorServer {
 /** How long the floor may take to listen (tsx compiles it first). */
 const FLOOR_START_TIMEOUT_MS = 20_000;
 
-/** Starts floor-server.ts in its own process group on a free port; resolves once it listens. */
-export async function startFloor(databaseUrl: string): Promise<FloorServer> {
+/**
+ * Starts floor-server.ts in its own process group on a free port; resolves once it listens.
+ * `hono` serves the same handlers through Hono on @hono/node-server.
+ */
+export async function startFloor(
+  databaseUrl: string,
+  framework: 'node' | 'hono' = 'node',
+): Promise<FloorServer> {
   const child: ChildProcess = spawn(TSX, [FLOOR_ENTRY], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1' },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      FLOOR_FRAMEWORK: framework,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

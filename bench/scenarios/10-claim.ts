@@ -108,6 +108,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
           numerator: 'leasehold_loop',
           denominator: 'graphile',
           metric: 'items_per_s',
+          ...(concurrency === 8 ? { goal: { op: '>=', value: 1.5 } as const } : {}),
         },
       ],
     };

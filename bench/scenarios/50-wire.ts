@@ -4,7 +4,8 @@
  * - `wire_cycle`: 8 workers loop poll → ack → heartbeat → stop{force} against Leasehold's
  *   real Node server (`tsx functions/node.ts`) and against the HTTP floor for the same work
  *   (bench/anchors/floor-server.ts: bare node:http + pg, one statement per request, the key
- *   checked inside it). Same client, same backlog, same database; the ratio is Leasehold's
+ *   checked inside it), and the same floor served through Hono on @hono/node-server
+ *   (`floor_hono`: what the framework Leasehold is built on costs by itself). Same client, same backlog, same database; the ratio is Leasehold's
  *   completed cycles per second over the floor's, round by round. Each subject also reports
  *   the CPU a cycle cost its server process and the Postgres backends (ms per cycle).
  * - `wire_memory`: the resident set of Leasehold's node process while it serves that cycle
@@ -37,6 +38,9 @@ import type { BenchContext, Metrics, Scenario } from '../lib/harness.js';
 import { type LeaseholdServer, sharedServer } from '../lib/node-server.js';
 
 const WORKERS = 8;
+/** Untimed load per server before the first round (full runs), in windows the backlog outlasts. */
+const WARM_MS = 8_000;
+const WARM_WINDOW_MS = 4_000;
 /** How often the server's RSS is read while the cycle runs. */
 const RSS_EVERY_MS = 50;
 
@@ -113,21 +117,30 @@ export function scenarios(ctx: BenchContext): Scenario[] {
       pg_cpu_ms: backendMs / r.completed,
     };
   };
-  /** A short untimed run, so the first measured round does not pay for the JIT's warm-up. */
+  /**
+   * An untimed run per server, so no measured round pays for the JIT's warm-up: Leasehold's
+   * server, with far more code on the path than the floors, reaches its steady CPU per cycle
+   * only after about 8 s of this load (1.7 ms of user CPU per cycle after 2 s, 1.2 after 10).
+   * Every server gets the same.
+   */
   const warm = async (f: Fixture, baseURL: string) => {
-    await seedBacklog(f.db, f.environment.environmentId, sizes.backlog);
-    await runWireCycle({
-      baseURL,
-      environment: f.environment,
-      workers: WORKERS,
-      warmupMs: 0,
-      windowMs: 1_500,
-    });
+    for (let ran = 0; ran < WARM_MS; ran += WARM_WINDOW_MS) {
+      await seedBacklog(f.db, f.environment.environmentId, sizes.backlog);
+      await runWireCycle({
+        baseURL,
+        environment: f.environment,
+        workers: WORKERS,
+        warmupMs: 0,
+        windowMs: WARM_WINDOW_MS,
+      });
+    }
   };
 
   let wire: Fixture | undefined;
   let floor: FloorServer | undefined;
+  let floorHono: FloorServer | undefined;
   let floorPid = 0;
+  let floorHonoPid = 0;
   const wireCycle: Scenario = {
     name: 'wire_cycle',
     description: `${WORKERS} workers loop poll → ack → heartbeat → stop over HTTP (keep-alive); complete cycles/s`,
@@ -136,18 +149,26 @@ export function scenarios(ctx: BenchContext): Scenario[] {
       // Smoke builds the bundle wire_memory reports while this scenario runs (it must be
       // quick, not quiet); a full run builds it in wire_memory's setup, out of every window.
       if (ctx.smoke) void bundleGzipKib().catch(() => {});
-      const [f, fl] = await Promise.allSettled([fixture(ctx, sizes), startFloor(ctx.databaseUrl)]);
+      const [f, fl, fh] = await Promise.allSettled([
+        fixture(ctx, sizes),
+        startFloor(ctx.databaseUrl),
+        startFloor(ctx.databaseUrl, 'hono'),
+      ]);
       if (f.status === 'fulfilled') wire = f.value;
       if (fl.status === 'fulfilled') floor = fl.value;
-      // The harness tears down only what set up: undo the half that succeeded.
-      if (f.status === 'rejected' || fl.status === 'rejected') {
+      if (fh.status === 'fulfilled') floorHono = fh.value;
+      // The harness tears down only what set up: undo the part that succeeded.
+      const failed = [f, fl, fh].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
         await this.teardown?.();
-        throw f.status === 'rejected' ? f.reason : (fl as PromiseRejectedResult).reason;
+        throw failed.reason;
       }
       floorPid = scriptProcess(floor!.pid, FLOOR_ENTRY);
+      floorHonoPid = scriptProcess(floorHono!.pid, FLOOR_ENTRY);
       if (!ctx.smoke) {
         await warm(wire!, wire!.lh.server.baseURL);
         await warm(wire!, floor!.baseURL);
+        await warm(wire!, floorHono!.baseURL);
       }
       const took = ((performance.now() - started) / 1000).toFixed(1);
       ctx.log(`wire_cycle: servers up${ctx.smoke ? '' : ' and warmed'} in ${took} s`);
@@ -155,6 +176,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
     subjects: {
       leasehold: () => cycle(wire!, wire!.lh.server.baseURL, wire!.lh.scriptPid),
       floor: () => cycle(wire!, floor!.baseURL, floorPid),
+      floor_hono: () => cycle(wire!, floorHono!.baseURL, floorHonoPid),
     },
     ratios: [
       {
@@ -164,15 +186,29 @@ export function scenarios(ctx: BenchContext): Scenario[] {
         metric: 'cycles_per_s',
         goal: { op: '>=', value: 0.9 },
       },
+      {
+        name: 'wire_cycle_vs_floor_hono',
+        numerator: 'leasehold',
+        denominator: 'floor_hono',
+        metric: 'cycles_per_s',
+      },
+      {
+        name: 'wire_cycle_floor_hono_vs_floor',
+        numerator: 'floor_hono',
+        denominator: 'floor',
+        metric: 'cycles_per_s',
+      },
     ],
     async teardown() {
       await floor?.stop();
+      await floorHono?.stop();
       if (wire) {
         sharedServer.release();
         await wire.db.end();
       }
       wire = undefined;
       floor = undefined;
+      floorHono = undefined;
     },
   };
 

@@ -184,14 +184,15 @@ class JournalBench {
 
 function appendScenario(
   ctx: BenchContext,
-  spec: { name: string; ratio: string; steps: number; count: number; description: string },
+  spec: { name: string; ratio: string; goal: number; steps: number; count: number; description: string },
 ): Scenario {
   const bench = new JournalBench();
   return {
     name: spec.name,
     description: spec.description,
-    // A run is under a second: five rounds cost little and steady the median on a shared box.
-    rounds: 5,
+    // A run is under a second: nine rounds cost little and steady the median on a shared box
+    // (five left a spread of 0.77–1.06 around a goal of 0.95).
+    rounds: 9,
     // The harness runs teardown only after a setup that succeeded.
     setup: () =>
       bench.start(ctx, spec.steps, spec.count).catch(async (err: unknown) => {
@@ -209,7 +210,7 @@ function appendScenario(
         numerator: 'leasehold',
         denominator: 'raw',
         metric: 'appends_per_s',
-        goal: { op: '>=', value: 0.8 },
+        goal: { op: '>=', value: spec.goal },
       },
     ],
   };
@@ -222,6 +223,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
     appendScenario(ctx, {
       name: 'journal_append_seq',
       ratio: 'journal_append_seq_vs_raw',
+      goal: 0.8,
       steps: 1,
       count: seq,
       description: `${seq} sequential fenced appends of one step (~150 B JSON entries), Journal.append vs raw JetStream publish`,
@@ -229,6 +231,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
     appendScenario(ctx, {
       name: 'journal_append_c8',
       ratio: 'journal_append_vs_raw',
+      goal: 0.95,
       steps: CONCURRENT_STEPS,
       count: perStep,
       description: `${CONCURRENT_STEPS} steps × ${perStep} fenced appends at once (each step sequential), Journal.append vs raw JetStream publish`,
