@@ -23,7 +23,7 @@ import { type BenchContext, type Metrics, percentile, type Scenario } from '../l
 
 // Idle windows of 30 s: each holds exactly one idle claim per brain slot (IDLE_WAIT_MS), so the
 // brain baseline subtracts out of the streams' window.
-const FULL = { samples: 200, warmup: 10, idleMs: 30_000, streams: 10 };
+const FULL = { samples: 120, warmup: 10, idleMs: 30_000, streams: 10 };
 const SMOKE = { samples: 5, warmup: 1, idleMs: 2_000, streams: 2 };
 
 export function scenarios(ctx: BenchContext): Scenario[] {

@@ -29,7 +29,7 @@ import { openEventStream, sampleLoop } from '../lib/event-stream.js';
 import type { BenchContext, Scenario } from '../lib/harness.js';
 import { fakeModel } from './80-session.js';
 
-const FULL = { samples: 60, warmup: 5, streams: 5, idleMs: 30_000 };
+const FULL = { samples: 40, warmup: 5, streams: 5, idleMs: 30_000 };
 const SMOKE = { samples: 5, warmup: 1, streams: 2, idleMs: 3_000 };
 
 export function scenarios(ctx: BenchContext): Scenario[] {

@@ -41,7 +41,7 @@ const FULL = {
   pollers: 4,
   idleMs: 20_000,
   streamMs: 30_000,
-  wakeSamples: 60,
+  wakeSamples: 40,
   cycles: 15,
   cold: 3,
   streams: 4,
