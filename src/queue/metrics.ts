@@ -1,17 +1,17 @@
 /**
  * The queue's gauges (docs/queue.md, "Telemetry"), through `@opentelemetry/api` only: three
  * asynchronous Int64 gauges — `queue.depth` and `queue.pending` ({item}) and
- * `queue.workers_polling` ({worker}) — fed by one batch callback that runs `stats` for every
- * self_hosted environment and observes each value with `environment.id`. Cloud environments
+ * `queue.workers_polling` ({worker}) — fed by one batch callback that reads every self_hosted
+ * environment's figures (`environmentSummaries`: `stats`'s definitions, every environment in
+ * one statement) and observes each value with `environment.id`. Cloud environments
  * have no poll lane and are not reported. Register once per process; with several replicas
  * every one reports the same values, so read the gauges as max/last, never sum.
  */
 import { type BatchObservableCallback, type Meter, metrics, ValueType } from '@opentelemetry/api';
 import type { SqlHandle } from '../db/handle.js';
 import { withSpan } from '../telemetry/tracing.js';
+import { environmentSummaries } from './environment-summaries.js';
 import { listSelfHostedEnvironmentIds } from './self-hosted-environments.js';
-import { stats } from './stats.js';
-import type { WorkStats } from './types.js';
 
 /** The reference's meter scope, kept so dashboards built on it keep working. */
 export const QUEUE_METER_SCOPE = 'github.com/OpenSDLC-Dev/managed-agent-platform/internal/queue';
@@ -23,8 +23,8 @@ export interface QueueMetricsRegistration {
 
 /**
  * Registers the gauges on `meter` (default: the global provider's, a no-op until a host
- * installs an SDK). Each collection reads every environment's stats before observing any,
- * so a failing `stats` aborts the whole collection (the callback rejects) rather than
+ * installs an SDK). Each collection reads every environment's figures before observing any,
+ * so a failing read aborts the whole collection (the callback rejects) rather than
  * reporting some environments and silently dropping others.
  */
 export function registerQueueMetrics(
@@ -38,13 +38,11 @@ export function registerQueueMetrics(
   const polling = gauge('queue.workers_polling', '{worker}', 'Distinct workers that polled recently');
 
   const observeAll: BatchObservableCallback = async (result) => {
-    const snapshots = await withSpan('queue.collect_metrics', {}, async () => {
-      const all: Array<[string, WorkStats]> = [];
-      for (const id of await listSelfHostedEnvironmentIds(db)) all.push([id, await stats(db, id)]);
-      return all;
-    });
-    for (const [id, s] of snapshots) {
-      const attributes = { 'environment.id': id };
+    const snapshots = await withSpan('queue.collect_metrics', {}, async () =>
+      environmentSummaries(db, await listSelfHostedEnvironmentIds(db)),
+    );
+    for (const s of snapshots) {
+      const attributes = { 'environment.id': s.environmentId };
       result.observe(depth, s.depth, attributes);
       result.observe(pending, s.pending, attributes);
       result.observe(polling, s.workersPolling, attributes);
