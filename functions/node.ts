@@ -23,7 +23,7 @@ import { runOnce } from '../src/housekeeping/index.js';
 import { connectJournal } from '../src/journal/connect.js';
 import { ensureJournalStream } from '../src/journal/stream.js';
 import { TURN_CHANNEL } from '../src/loop/index.js';
-import { WORK_CHANNEL } from '../src/queue/index.js';
+import { notifiedEnvironment, WORK_CHANNEL } from '../src/queue/index.js';
 import { SESSION_EVENTS_CHANNEL } from '../src/sessions/index.js';
 import { type BrainLoop, modelFromConfig, startBrainLoop, TURNS } from './brain-loop.js';
 import { housekeepingOptions, journalStreamOptions } from './settings.js';
@@ -48,12 +48,11 @@ interface Storage {
 
 async function openStorage(config: Config, hubs: Hubs): Promise<Storage> {
   const { work: hub, sessions, turns } = hubs;
+  // A payload that names no environment readably wakes every watcher.
   const notify = (payload: string) => {
-    try {
-      hub.notify((JSON.parse(payload) as { environment_id: string }).environment_id);
-    } catch {
-      hub.notifyAll();
-    }
+    const environmentId = notifiedEnvironment(payload);
+    if (environmentId === null) hub.notifyAll();
+    else hub.notify(environmentId);
   };
   // A session's log grew (or the session went): the payload is its id.
   const notifySession = (payload: string) => sessions.notify(payload);

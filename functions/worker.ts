@@ -40,7 +40,7 @@ import { registerConsole } from '../src/console/index.js';
 import { connectNeon, type NeonConnection } from '../src/db/drivers/neon.js';
 import { runOnce } from '../src/housekeeping/index.js';
 import { connectJournal } from '../src/journal/connect.js';
-import { WORK_CHANNEL } from '../src/queue/index.js';
+import { notifiedEnvironment, WORK_CHANNEL } from '../src/queue/index.js';
 import { SESSION_EVENTS_CHANNEL } from '../src/sessions/index.js';
 import { brainTrigger } from './brain-trigger.js';
 import { housekeepingOptions } from './settings.js';
@@ -78,16 +78,6 @@ function open(cfg: Config & { databaseUrl: string }): NeonConnection {
   });
 }
 
-/** A work notification's payload is `{"environment_id": …}`; unreadable → wake every watcher. */
-function environmentOf(payload: string): string | null {
-  try {
-    const id = (JSON.parse(payload) as { environment_id?: unknown }).environment_id;
-    return typeof id === 'string' ? id : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Whether this isolate has said that the database refused a LISTEN (said once, not per request). */
 let refusalReported = false;
 function reportRefusal(err: unknown): void {
@@ -108,7 +98,7 @@ function wakeUps(cfg: Config, conn: NeonConnection): Pick<ApiDeps, 'wake' | 'ses
   return {
     wake: new ListeningWake(
       (onPayload) => conn.listen(WORK_CHANNEL, onPayload),
-      environmentOf,
+      notifiedEnvironment,
       reportRefusal,
     ),
     sessionWake: new ListeningWake(

@@ -12,6 +12,16 @@ import type { SessionWork, TraceContext, WorkKind } from './types.js';
 export const WORK_CHANNEL = 'leasehold_work';
 
 /** Wakes the long polls of the environment of `w` (delivered when the transaction commits). */
+/** The environment a `WORK_CHANNEL` payload (`NOTIFY_WORK`'s) names; null when it names none readably. */
+export function notifiedEnvironment(payload: string): string | null {
+  try {
+    const id = (JSON.parse(payload) as { environment_id?: unknown }).environment_id;
+    return typeof id === 'string' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
 export const NOTIFY_WORK = sql`pg_notify(${WORK_CHANNEL}, json_build_object('environment_id', w.environment_id)::text)::text`;
 
 export interface EnqueueInput {

@@ -12,7 +12,13 @@ export { type CompleteAndClaimResult, completeAndClaim } from './complete-and-cl
 export { type CompleteManyResult, completeMany } from './complete-many.js';
 export { completeThenClaim } from './complete-then-claim.js';
 export { drain } from './drain.js';
-export { type EnqueueInput, type EnqueueResult, enqueue, WORK_CHANNEL } from './enqueue.js';
+export {
+  type EnqueueInput,
+  type EnqueueResult,
+  enqueue,
+  notifiedEnvironment,
+  WORK_CHANNEL,
+} from './enqueue.js';
 export { enqueueHealthcheck, type HealthcheckInput, type HealthcheckResult } from './enqueue-healthcheck.js';
 export { ENQUEUE_MANY_MAX, enqueueMany } from './enqueue-many.js';
 export { type EnvironmentHealthchecks, environmentHealthchecks } from './environment-healthchecks.js';
