@@ -7,14 +7,6 @@ import type { Context, Hono } from 'hono';
 import { ApiError, type ErrorType } from '../api/errors.js';
 import type { AppEnv } from '../api/types.js';
 
-/** What the console reads of an environment the API answers with. */
-export interface WireEnvironment {
-  id: string;
-  name: string;
-  config: { type: string };
-  archived_at: string | null;
-}
-
 export type CallApi = <T = unknown>(method: string, path: string, body?: unknown) => Promise<T>;
 
 /** A client of `app` for this request, acting with `key`. A non-2xx answer throws its `ApiError` again, for the page. */

@@ -22,6 +22,8 @@ export function toWireEnvironment(e: Environment) {
   };
 }
 
+export type WireEnvironment = ReturnType<typeof toWireEnvironment>;
+
 const stamp = z.string().check(z.describe('RFC 3339 UTC, microseconds, trailing zeros trimmed'));
 const names = z.array(z.string());
 const wireNetworkingSchema = z.discriminatedUnion('type', [

@@ -1,5 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { badRequest } from '../../api/errors.js';
+import type { WireEnvironment } from '../../api/routes/environment-wire.js';
 import { queryParam } from '../../api/routes/work-scope.js';
 import type { AppEnv } from '../../api/types.js';
 import { decodeCursor, encodeCursor } from '../../api/wire.js';
@@ -14,7 +15,7 @@ import {
   type WorkState,
 } from '../../queue/index.js';
 import { noticeFor, operator } from '../context.js';
-import { seg, type WireEnvironment } from '../internal-api.js';
+import { seg } from '../internal-api.js';
 import { type EnvironmentView, environmentPage } from '../pages/environment.js';
 import { CONSOLE_BASE } from '../session.js';
 

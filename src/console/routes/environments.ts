@@ -1,9 +1,9 @@
 import type { Hono } from 'hono';
+import type { WireEnvironment } from '../../api/routes/environment-wire.js';
 import { queryParam } from '../../api/routes/work-scope.js';
 import type { AppEnv } from '../../api/types.js';
 import { environmentSummaries } from '../../queue/index.js';
 import { operator } from '../context.js';
-import type { WireEnvironment } from '../internal-api.js';
 import { environmentsPage } from '../pages/environments.js';
 import { CONSOLE_BASE } from '../session.js';
 
