@@ -2,10 +2,12 @@
  * The platform lane's wait for work (`block_ms`), shared by claim and complete-and-claim: how
  * long a request may wait, and the loop that re-claims until an item turns up.
  */
+import type { Context } from 'hono';
 import * as z from 'zod/mini';
 import { pause } from '../../clock.js';
 import { claim, type Item, type WorkKind } from '../../queue/index.js';
-import type { ApiDeps } from '../types.js';
+import type { ApiDeps, AppEnv } from '../types.js';
+import { type PlatformItem, toPlatformItem } from './platform-wire.js';
 
 /** A platform function's longest wait for work in one request; it asks again after. */
 export const MAX_CLAIM_BLOCK_MS = 20_000;
@@ -20,6 +22,30 @@ export const blockMsSchema = z
   );
 
 /**
+ * A request's claim, as the platform item it answers (or null): `first` at once without
+ * `blockMs`; with it, admitted by the long-poll gate first (a 429 there has done nothing, so a
+ * retry may carry the same proof) and waited on by `waitAndClaim`.
+ */
+export async function claimForRequest(
+  c: Context<AppEnv>,
+  keyId: string,
+  kind: WorkKind,
+  ttlMs: number,
+  blockMs: number | undefined,
+  first: () => Promise<Item | null>,
+): Promise<PlatformItem | null> {
+  if (blockMs === undefined) return platformOrNull(await first());
+  const release = c.get('pollGate').admit(keyId);
+  try {
+    return platformOrNull(await waitAndClaim(c.get('deps'), kind, ttlMs, blockMs, c.req.raw.signal, first));
+  } finally {
+    release();
+  }
+}
+
+const platformOrNull = (item: Item | null) => item && toPlatformItem(item);
+
+/**
  * Runs `first` (a claim, or whatever statement claims on the request's behalf), then claims
  * until an item turns up, `blockMs` passes or the client goes away.
  */
@@ -29,7 +55,7 @@ export async function waitAndClaim(
   ttlMs: number,
   blockMs: number,
   signal: AbortSignal,
-  first: () => Promise<Item | null> = () => claim(deps.db, kind, ttlMs),
+  first: () => Promise<Item | null>,
 ): Promise<Item | null> {
   // Watched before the first attempt, so an enqueue between it and the wait still wakes it.
   const watch = deps.claimWake?.watch(kind) ?? null;

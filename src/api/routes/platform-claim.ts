@@ -1,14 +1,14 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
-import { claim, type Item } from '../../queue/index.js';
+import { claim } from '../../queue/index.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { parseWith, readJson } from '../body.js';
 import { document } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
-import { blockMsSchema, waitAndClaim } from './platform-claim-wait.js';
+import { blockMsSchema, claimForRequest } from './platform-claim-wait.js';
 import { kindSchema, PLATFORM_BASE, ttlSecondsSchema } from './platform-scope.js';
-import { platformItemSchema, toPlatformItem } from './platform-wire.js';
+import { platformItemSchema } from './platform-wire.js';
 
 export const platformClaimBody = z.strictObject({
   kind: kindSchema,
@@ -38,18 +38,7 @@ export function registerPlatformClaim(app: Hono<AppEnv>): void {
     const caller = await authorize(c, PLATFORM);
     const body = parseWith(platformClaimBody, await readJson(c));
     const ttlMs = body.ttl_seconds * 1000;
-    const deps = c.get('deps');
-    if (body.block_ms === undefined) return reply(c, toPlatform(await claim(deps.db, body.kind, ttlMs)));
-    const release = c.get('pollGate').admit(caller.keyId);
-    try {
-      return reply(
-        c,
-        toPlatform(await waitAndClaim(deps, body.kind, ttlMs, body.block_ms, c.req.raw.signal)),
-      );
-    } finally {
-      release();
-    }
+    const first = () => claim(c.get('deps').db, body.kind, ttlMs);
+    return reply(c, await claimForRequest(c, caller.keyId, body.kind, ttlMs, body.block_ms, first));
   });
 }
-
-const toPlatform = (item: Item | null) => item && toPlatformItem(item);

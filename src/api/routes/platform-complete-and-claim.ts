@@ -1,12 +1,12 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
-import { completeThenClaim, type Item } from '../../queue/index.js';
+import { completeThenClaim } from '../../queue/index.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { parseWith, readJson } from '../body.js';
 import { document, errorEnvelope } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
-import { blockMsSchema, waitAndClaim } from './platform-claim-wait.js';
+import { blockMsSchema, claimForRequest } from './platform-claim-wait.js';
 import {
   heldItem,
   kindSchema,
@@ -15,7 +15,7 @@ import {
   platformWorkId,
   ttlSecondsSchema,
 } from './platform-scope.js';
-import { platformItemSchema, toPlatformItem } from './platform-wire.js';
+import { platformItemSchema } from './platform-wire.js';
 
 export const platformCompleteAndClaimBody = z.strictObject({
   lease: leaseSchema,
@@ -61,20 +61,8 @@ export function registerPlatformCompleteAndClaim(app: Hono<AppEnv>): void {
     const body = parseWith(platformCompleteAndClaimBody, await readJson(c));
     const held = heldItem(platformWorkId(c), body.lease);
     const ttlMs = body.ttl_seconds * 1000;
-    const deps = c.get('deps');
-    const step = () => completeThenClaim(deps.db, held, body.kind, ttlMs);
-    if (body.block_ms === undefined) return reply(c, toPlatform(await step()));
-    // Admitted before the completion, so a refusal (429) leaves the held item as it was.
-    const release = c.get('pollGate').admit(caller.keyId);
-    try {
-      return reply(
-        c,
-        toPlatform(await waitAndClaim(deps, body.kind, ttlMs, body.block_ms, c.req.raw.signal, step)),
-      );
-    } finally {
-      release();
-    }
+    // A wait is admitted before the step runs, so a refusal (429) leaves the held item as it was.
+    const step = () => completeThenClaim(c.get('deps').db, held, body.kind, ttlMs);
+    return reply(c, await claimForRequest(c, caller.keyId, body.kind, ttlMs, body.block_ms, step));
   });
 }
-
-const toPlatform = (item: Item | null) => item && toPlatformItem(item);

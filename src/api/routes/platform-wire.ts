@@ -29,6 +29,8 @@ export function toPlatformItem(item: Item) {
   };
 }
 
+export type PlatformItem = ReturnType<typeof toPlatformItem>;
+
 const traceContextSchema = z
   .object({ traceparent: z.string(), tracestate: z.optional(z.string()) })
   .check(z.describe('W3C trace context captured at enqueue'));
