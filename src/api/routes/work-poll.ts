@@ -1,5 +1,6 @@
 import type { Context, Hono } from 'hono';
 import * as z from 'zod/mini';
+import { isDatabaseUnavailable } from '../../db/errors.js';
 import { rearm, rearmFor } from '../../loop/index.js';
 import { DEFAULT_RECLAIM_MS, poll, type Work } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
@@ -107,6 +108,8 @@ function pollerOf(
       return await poll(db, env, reclaimMs, recording);
     } catch (err) {
       records.forget(env, recording);
+      // The database away fails the poll itself too: answer that (503), not a second try.
+      if (isDatabaseUnavailable(err)) throw err;
       (log ?? console).warn('record worker poll', { environmentId: env, error: String(err) });
       return poll(db, env, reclaimMs);
     }
