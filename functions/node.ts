@@ -26,6 +26,7 @@ import { TURN_CHANNEL } from '../src/loop/index.js';
 import { notifiedEnvironment, WORK_CHANNEL } from '../src/queue/index.js';
 import { SESSION_EVENTS_CHANNEL } from '../src/sessions/index.js';
 import { type BrainLoop, modelFromConfig, startBrainLoop, TURNS } from './brain-loop.js';
+import { lingerOnClose } from './lingering-close.js';
 import { housekeepingOptions, journalStreamOptions } from './settings.js';
 import { loadStaticFiles } from './static-files.js';
 import type { Telemetry } from './telemetry.js';
@@ -210,6 +211,7 @@ async function main(): Promise<void> {
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
     log.info(`listening on http://${info.address}:${info.port} (${storage.description})`),
   );
+  lingerOnClose(server as Server);
 
   // Each run is bounded and safe to overlap with another replica's; 0 leaves it to others.
   let housekeeping: Promise<unknown> = Promise.resolve();
