@@ -49,8 +49,8 @@ const FULL = {
 };
 const SMOKE = {
   pollers: 1,
-  idleMs: 3_000,
-  streamMs: 3_000,
+  idleMs: 1_500,
+  streamMs: 1_500,
   wakeSamples: 5,
   cycles: 3,
   cold: 1,
@@ -58,7 +58,7 @@ const SMOKE = {
   delayMs: 20,
 };
 /** An event stream's re-read backoff grows over its first seconds (no LISTEN): past that is its idle cost. */
-const STREAM_SETTLE_MS = { full: 8_000, smoke: 3_000 };
+const STREAM_SETTLE_MS = { full: 8_000, smoke: 1_000 };
 const BLOCK_MS = 999;
 /** How far into its wait a sample's enqueue lands, at most (the block is 999 ms). */
 const WAKE_SPREAD_MS = 400;
