@@ -53,7 +53,11 @@ export function scenarios(ctx: BenchContext): Scenario[] {
       subjects: {
         leasehold_workers: () => sampleLoop(sizes, () => loop!.sample()),
         idle: async () => ({
-          stream_statements_per_min: await loop!.idleStreamStatements(sizes.streams, sizes.idleMs, sizes.settleMs),
+          stream_statements_per_min: await loop!.idleStreamStatements(
+            sizes.streams,
+            sizes.idleMs,
+            sizes.settleMs,
+          ),
         }),
       },
       // Statements per idle minute are counts: the first round's are the figures.
