@@ -130,6 +130,12 @@ export const DEFAULT_DB_POOL_SIZE = 10;
 /** How long a query waits for a pooled connection before it fails (src/db/drivers/node-pg.ts). */
 export const DEFAULT_DB_ACQUIRE_TIMEOUT_MS = 3_000;
 /**
+ * How long a pooled connection may sit unused before the pool closes it (src/db/drivers/node-pg.ts).
+ * `pg`'s own default is 10 s: a queue server's load comes in bursts, and after every lull longer
+ * than that the next burst paid new backends, new prepared statements and cold catalog caches.
+ */
+export const DEFAULT_DB_IDLE_TIMEOUT_MS = 60_000;
+/**
  * An environment key serves a fleet of workers, each polling one at a time (the WorkPoller
  * awaits a poll before the next), so this is a fleet of 64 workers per key; a larger fleet
  * takes more keys, which also keeps one leaked key from owning the process.

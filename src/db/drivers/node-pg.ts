@@ -9,7 +9,11 @@ import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { DEFAULT_DB_ACQUIRE_TIMEOUT_MS, DEFAULT_DB_POOL_SIZE } from '../../config.js';
+import {
+  DEFAULT_DB_ACQUIRE_TIMEOUT_MS,
+  DEFAULT_DB_IDLE_TIMEOUT_MS,
+  DEFAULT_DB_POOL_SIZE,
+} from '../../config.js';
 import { PreparingClient } from './prepared.js';
 
 export interface PgConnection {
@@ -27,6 +31,8 @@ export interface PgOptions {
    * connection attempts would hang requests; with it they fail and the API answers 503.
    */
   acquireTimeoutMs?: number;
+  /** How long an unused pooled connection is kept before it is closed (default 60 s). */
+  idleTimeoutMs?: number;
   /** Called for errors of idle pooled connections (e.g. the server restarted). */
   onError?: (err: Error) => void;
   /**
@@ -41,6 +47,7 @@ export function connectPg(url: string, options: PgOptions = {}): PgConnection {
     connectionString: url,
     max: options.max ?? DEFAULT_DB_POOL_SIZE,
     connectionTimeoutMillis: options.acquireTimeoutMs ?? DEFAULT_DB_ACQUIRE_TIMEOUT_MS,
+    idleTimeoutMillis: options.idleTimeoutMs ?? DEFAULT_DB_IDLE_TIMEOUT_MS,
     // A peer that vanished without a FIN (host down, network cut) is found by keepalive
     // probes instead of on the next write.
     keepAlive: true,
