@@ -5,7 +5,6 @@
  * what reads them). Metadata, nesting and page-size caps (400) are in `limits-metadata.test.ts`,
  * the flood of long polls against claims in `limits-flood.test.ts`.
  */
-import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app.js';
 import { MAX_BODY_BYTES, MAX_PATCH_BODY_BYTES } from '../../src/api/body.js';
@@ -14,6 +13,7 @@ import { WakeHub } from '../../src/api/wake.js';
 import { apiKey, environmentWithKey } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { atScale, recordFault } from '../helpers/faults.js';
+import { rawPost } from '../helpers/raw-post.js';
 import { useNodeServer } from '../helpers/server.js';
 import { type Answer, answer } from './limits/answer.js';
 
@@ -102,58 +102,6 @@ describe('concurrent long polls over their caps', () => {
   });
 });
 
-/**
- * A POST over a fresh loopback connection (`Connection: close`, as Node sends without an agent),
- * its body sent with a Content-Length or chunked. No retry: a refused body's answer must arrive.
- */
-function rawPost(
-  path: string,
-  key: string,
-  body: Buffer,
-  encoding: 'content-length' | 'chunked',
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-    };
-    if (encoding === 'content-length') headers['content-length'] = String(body.length);
-    else headers['transfer-encoding'] = 'chunked';
-    const req = http.request({
-      host: '127.0.0.1',
-      port: server.port,
-      path,
-      method: 'POST',
-      headers,
-      agent: false,
-    });
-    let answered = false;
-    req.on('response', (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const h = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
-        resolve({ status: res.statusCode!, headers: h, body: text ? JSON.parse(text) : null });
-      });
-    });
-    // An answer read before the connection failed stands; the server lingers after an early
-    // 413, so the client finishes writing and reads it (functions/lingering-close.ts).
-    req.on('error', (err) => {
-      if (!answered) reject(err);
-    });
-    if (encoding === 'content-length') {
-      req.end(body);
-      return;
-    }
-    const CHUNK = 64 * 1024;
-    for (let at = 0; at < body.length; at += CHUNK) req.write(body.subarray(at, at + CHUNK));
-    req.end();
-  });
-}
-
 /** A JSON object of exactly `bytes` bytes: `{"pad":"xxx…"}`. */
 function jsonOfSize(bytes: number): Buffer {
   const frame = Buffer.byteLength('{"pad":""}');
@@ -175,11 +123,11 @@ describe('oversize request bodies on the real server', () => {
     const results: string[] = [];
     for (const route of routes) {
       for (const encoding of ['content-length', 'chunked'] as const) {
-        const over = await rawPost(route.path, platform, jsonOfSize(route.cap + 1), encoding);
+        const over = await rawPost(server.port, route.path, platform, jsonOfSize(route.cap + 1), encoding);
         expect(over.status, `${route.name} ${encoding} limit+1`).toBe(413);
         expect(over.body).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
         // At the cap the body is read and judged on what it says: a 400, as it is no valid request.
-        const at = await rawPost(route.path, platform, jsonOfSize(route.cap), encoding);
+        const at = await rawPost(server.port, route.path, platform, jsonOfSize(route.cap), encoding);
         expect(at.status, `${route.name} ${encoding} at the limit`).toBe(400);
         expect(at.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
         results.push(

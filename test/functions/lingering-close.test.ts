@@ -1,9 +1,9 @@
-import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LINGER_MS } from '../../functions/lingering-close.js';
 import { apiKey } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
+import { rawPost } from '../helpers/raw-post.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
 
 /** Far over the 1 MiB cap, so the client is still writing when the 413 is sent. */
@@ -16,42 +16,12 @@ interface Outcome {
   error?: string;
 }
 
-/** One POST whose body the server refuses before reading it; what the client got. */
+/** One POST whose body the server refuses before reading it: what the client got. */
 function postOversized(port: number, key: string, encoding: 'content-length' | 'chunked'): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-    };
-    if (encoding === 'content-length') headers['content-length'] = String(BODY.length);
-    else headers['transfer-encoding'] = 'chunked';
-    const req = http.request({
-      host: '127.0.0.1',
-      port,
-      path: '/v1/platform/work',
-      method: 'POST',
-      headers,
-      agent: false,
-    });
-    let answered = false;
-    req.on('response', (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { type?: string } };
-        resolve({ status: res.statusCode, type: body.error?.type });
-      });
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (!answered) resolve({ error: err.code ?? err.message });
-    });
-    if (encoding === 'content-length') req.end(BODY);
-    else {
-      for (let at = 0; at < BODY.length; at += 256 * 1024) req.write(BODY.subarray(at, at + 256 * 1024));
-      req.end();
-    }
-  });
+  return rawPost(port, '/v1/platform/work', key, BODY, encoding).then(
+    (a) => ({ status: a.status, type: a.body?.error?.type }),
+    (err: NodeJS.ErrnoException) => ({ error: err.code ?? err.message }),
+  );
 }
 
 describe('the Node server’s lingering close', () => {

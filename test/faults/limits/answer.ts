@@ -1,9 +1,7 @@
+import type { Answer } from '../../helpers/raw-post.js';
+
 /** A response read whole, for the limit tests' assertions on status, headers and envelope. */
-export interface Answer {
-  status: number;
-  headers: Headers;
-  body: { type?: string; error?: { type: string; message: string } } | null;
-}
+export type { Answer };
 
 export async function answer(res: Response): Promise<Answer> {
   const text = await res.text();
