@@ -46,6 +46,24 @@ describe('request bodies', () => {
         a: '😀',
       });
     });
+
+    it('a body shorter than its Content-Length is a 400 and the route does not act', async () => {
+      const e = await environmentWithKey(t.db);
+      const key = await apiKey(t.db, 'platform');
+      const whole = `{"environment_id":"${e.environmentId}","session_id":"s1","kind":"tool_exec"}`;
+      // A runtime that hands over what arrived: a whole object, but short of what was declared.
+      const res = await testApi(t.db).call('POST', '/v1/platform/work', {
+        key,
+        body: whole,
+        headers: { 'content-length': String(whole.length + 10) },
+      });
+      expect((await expectError(res, 400, 'invalid_request_error')).error.message).toMatch(/incomplete/);
+      const row = await maybeRow(
+        t.db,
+        sql`SELECT 1 FROM work_items WHERE environment_id = ${e.environmentId}`,
+      );
+      expect(row).toBeNull();
+    });
   });
 
   describe('on the Node server', () => {
@@ -72,6 +90,27 @@ describe('request bodies', () => {
       // Time for the server to dispatch on the headers before the broken chunk ends it all.
       await sendAndHangUp(server.port, head, '2\r\n{}\r\nzz\r\n', 100);
       // The same revoke, well formed, is served: the broken one above was refused, not lost.
+      expect(await revokedAt(issued.id)).toBeNull();
+      const res = await fetch(`${server.baseURL}/v1/environments/${env}/keys/${issued.id}/revoke`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}` },
+      });
+      expect(res.status).toBe(204);
+      expect(await revokedAt(issued.id)).not.toBeNull();
+    });
+
+    it('a route does not act on a request whose Content-Length body is cut short', async () => {
+      const env = await createEnvironment(t.db);
+      const issued = await issueEnvironmentKey(t.db, env, 'k', null);
+      const admin = await apiKey(t.db, 'admin');
+      const head = [
+        `POST /v1/environments/${env}/keys/${issued.id}/revoke HTTP/1.1`,
+        'host: 127.0.0.1',
+        `authorization: Bearer ${admin}`,
+        'content-length: 10',
+      ].join('\r\n');
+      // Time for the server to dispatch on the headers before the connection ends mid-body.
+      await sendAndHangUp(server.port, head, '{}', 100);
       expect(await revokedAt(issued.id)).toBeNull();
       const res = await fetch(`${server.baseURL}/v1/environments/${env}/keys/${issued.id}/revoke`, {
         method: 'POST',
