@@ -103,21 +103,24 @@ export class LinkDownError extends Error {
  * Waits for `op` but gives up the moment the link goes down (with `LinkDownError`): an answer
  * to a request sent on a dropped connection never arrives.
  */
-export async function untilLinkDown<T>(js: JetStreamClient | NatsConnection, op: Promise<T>): Promise<T> {
+export function untilLinkDown<T>(js: JetStreamClient | NatsConnection, op: Promise<T>): Promise<T> {
   const link = linkOf(js);
   if (!link) return op;
-  let cancel = () => {};
-  const down = new Promise<never>((_, reject) => {
-    cancel = link.onDown(() => reject(new LinkDownError()));
+  // One promise settled by whichever comes first: a journal append pays this on every publish,
+  // so no race of promises built for the purpose. `op` settling late is handled, never unhandled.
+  return new Promise<T>((resolve, reject) => {
+    const cancel = link.onDown(() => reject(new LinkDownError()));
+    op.then(
+      (value) => {
+        cancel();
+        resolve(value);
+      },
+      (err: unknown) => {
+        cancel();
+        reject(err);
+      },
+    );
   });
-  // The loser of the race must not surface as an unhandled rejection.
-  op.catch(() => {});
-  down.catch(() => {});
-  try {
-    return await Promise.race([op, down]);
-  } finally {
-    cancel();
-  }
 }
 
 /**
