@@ -63,6 +63,8 @@ interface Timed {
   appends: number;
   seconds: number;
   latencies: Float64Array;
+  /** CPU of this process (the writers' client side) over the timed appends, in µs. */
+  cpuUs: number;
 }
 
 function metricsOf(t: Timed): Metrics {
@@ -71,6 +73,7 @@ function metricsOf(t: Timed): Metrics {
     appends_per_s: t.appends / t.seconds,
     p50_ms: percentile(lat, 50),
     p99_ms: percentile(lat, 99),
+    client_cpu_us: t.cpuUs / t.appends,
   };
 }
 
@@ -86,6 +89,7 @@ async function timeAppends(
   const steps = subjects.length;
   const latencies = new Float64Array(steps * count);
   const started = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(
     Array.from({ length: steps }, async (_, step) => {
       for (let n = 0; n < count; n++) {
@@ -95,7 +99,9 @@ async function timeAppends(
       }
     }),
   );
-  return { subjects, appends: steps * count, seconds: (performance.now() - started) / 1000, latencies };
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  return { subjects, appends: steps * count, seconds, latencies, cpuUs: cpu.user + cpu.system };
 }
 
 async function leaseholdAppends(js: JetStreamClient, steps: number, count: number): Promise<Timed> {
