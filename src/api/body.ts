@@ -80,7 +80,7 @@ async function readBytes(c: Context<AppEnv>, maxBytes: number): Promise<Uint8Arr
       bytes = new Uint8Array(await c.req.arrayBuffer());
       // Fewer bytes than declared is a body cut off; counting them is enough to tell, and
       // cheaper than the abort signal, which Node's adapter builds per request on first use.
-      if (bytes.byteLength !== declared) throw incomplete();
+      if (bytes.byteLength < declared) throw incomplete();
     } else {
       bytes = await readCapped(c, maxBytes);
       // A chunked body has no length to count against: the connection's end tells instead.
