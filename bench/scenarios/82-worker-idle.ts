@@ -37,10 +37,13 @@ import { openEventStream } from '../lib/event-stream.js';
 import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
 
 // An idle stream re-reads every 15 s (RECHECK_MS): its window holds two of those per stream.
+// streamSettleMs: an event stream's re-read backoff grows over its first seconds (no LISTEN);
+// past that is its idle cost. The smoke run only needs the path to work, not the steady figure.
 const FULL = {
   pollers: 4,
   idleMs: 20_000,
   streamMs: 30_000,
+  streamSettleMs: 8_000,
   wakeSamples: 40,
   cycles: 15,
   cold: 3,
@@ -51,14 +54,13 @@ const SMOKE = {
   pollers: 1,
   idleMs: 1_500,
   streamMs: 1_500,
+  streamSettleMs: 1_000,
   wakeSamples: 5,
   cycles: 3,
   cold: 1,
   streams: 1,
   delayMs: 20,
 };
-/** An event stream's re-read backoff grows over its first seconds (no LISTEN): past that is its idle cost. */
-const STREAM_SETTLE_MS = { full: 8_000, smoke: 1_000 };
 const BLOCK_MS = 999;
 /** How far into its wait a sample's enqueue lands, at most (the block is 999 ms). */
 const WAKE_SPREAD_MS = 400;
@@ -70,7 +72,6 @@ type Sizes = typeof FULL;
 
 export function scenarios(ctx: BenchContext): Scenario[] {
   const sizes = ctx.smoke ? SMOKE : FULL;
-  const settle = ctx.smoke ? STREAM_SETTLE_MS.smoke : STREAM_SETTLE_MS.full;
   let rig: Rig | null = null;
   return [
     {
@@ -90,7 +91,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
         node: () => idle(rig!.node, sizes),
         workers: async () => ({
           ...(await idle(rig!.workers, sizes)),
-          ...(await idleStream(rig!, sizes.streams, settle, sizes.streamMs)),
+          ...(await idleStream(rig!, sizes.streams, sizes.streamSettleMs, sizes.streamMs)),
         }),
         workers_wake: () => wake(rig!.workers, rig!.db, sizes),
         workers_calls: () => calls(rig!, sizes),
