@@ -43,6 +43,7 @@ export function recordHeaders(type: RecordType, task: Task, index: number): MsgH
 }
 
 const same = (body: unknown) => body;
+const utf8 = new TextEncoder();
 /** What each type's body is stored as: itself, but a commit's state as base64. */
 const STORED: { readonly [T in RecordType]: (body: BodyOf<T>) => unknown } = {
   claim: same,
@@ -71,7 +72,7 @@ export function encodeBody<T extends RecordType>(type: T, data: BodyOf<T>): Uint
     throw err;
   }
   const stored: (body: BodyOf<T>) => unknown = STORED[type];
-  return new TextEncoder().encode(JSON.stringify(stored(data)));
+  return utf8.encode(JSON.stringify(stored(data)));
 }
 
 /** The parts of a stored or consumed message a record is decoded from. */

@@ -8,22 +8,27 @@ import type { Json } from './types.js';
 
 /** Throws a TypeError (a programmer error) unless `value` is a plain JSON value. */
 export function assertJson(value: unknown, what: string): asserts value is Json {
-  const problem = jsonProblem(value, new Set());
+  const problem = jsonProblem(value, []);
   if (problem) throw new TypeError(`${what} is not a JSON value: ${problem}`);
 }
 
-function jsonProblem(value: unknown, seen: Set<object>): string | null {
+/**
+ * `open` holds the objects being walked (the path from the root), so a value met again on its
+ * own path is a cycle while one shared by two branches is not. An array, not a Set: every append
+ * walks its body, bodies nest a few levels deep, and a Set would hash each object it meets.
+ */
+function jsonProblem(value: unknown, open: object[]): string | null {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return null;
   if (typeof value === 'number') return Number.isFinite(value) ? null : `${value} has no JSON form`;
   if (typeof value !== 'object') return `a ${typeof value}`;
-  if (seen.has(value)) return 'a cycle';
-  seen.add(value);
+  if (open.includes(value)) return 'a cycle';
+  open.push(value);
   try {
     if (Array.isArray(value)) {
       for (const item of value) {
         // JSON.stringify writes `null` for a hole or undefined item: refuse rather than rewrite.
         if (item === undefined) return 'undefined in an array';
-        const p = jsonProblem(item, seen);
+        const p = jsonProblem(item, open);
         if (p) return p;
       }
       return null;
@@ -35,12 +40,12 @@ function jsonProblem(value: unknown, seen: Set<object>): string | null {
     for (const item of Object.values(value)) {
       // An undefined property is left out by JSON.stringify, as an optional field should be.
       if (item === undefined) continue;
-      const p = jsonProblem(item, seen);
+      const p = jsonProblem(item, open);
       if (p) return p;
     }
     return null;
   } finally {
-    seen.delete(value);
+    open.pop();
   }
 }
 

@@ -72,6 +72,17 @@ export class OutcomeUnknownError extends JournalUnavailableError {
   }
 }
 
+/** A client's options never change, and `getOptions()` copies them: read them once per client. */
+const timeouts = new WeakMap<JetStreamClient, number>();
+function publishTimeout(js: JetStreamClient): number {
+  let ms = timeouts.get(js);
+  if (ms === undefined) {
+    ms = Math.min(js.getOptions().timeout ?? PUBLISH_TIMEOUT_MS, PUBLISH_TIMEOUT_MS);
+    timeouts.set(js, ms);
+  }
+  return ms;
+}
+
 export async function publishRecord(
   js: JetStreamClient,
   task: Task,
@@ -81,7 +92,7 @@ export async function publishRecord(
   expectedSeq: number,
 ): Promise<PubAck> {
   const subject = journalSubject(task.runId, task.stepId);
-  const timeout = Math.min(js.getOptions().timeout ?? PUBLISH_TIMEOUT_MS, PUBLISH_TIMEOUT_MS);
+  const timeout = publishTimeout(js);
   let lastError: unknown;
   for (let attempt = 0; attempt < PUBLISH_TRIES; attempt++) {
     if (!linkUp(js)) {

@@ -18,6 +18,8 @@ describe('journal JSON rules', () => {
     }
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
+    const deep: { list: Record<string, unknown>[] } = { list: [{}] };
+    deep.list[0]!.back = deep;
     for (const bad of [
       undefined,
       Number.NaN,
@@ -30,6 +32,7 @@ describe('journal JSON rules', () => {
       [undefined],
       { nested: [Number.NaN] },
       cyclic,
+      deep,
     ]) {
       expect(() => assertJson(bad, 'value')).toThrow(TypeError);
     }
