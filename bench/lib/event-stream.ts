@@ -1,6 +1,15 @@
 import { type Metrics, percentile } from './harness.js';
 
 /**
+ * Whether a statement is an event stream's: a read of its session's head (what an idle stream
+ * re-reads) or of the session's events. The queue's statements (the brain's claims, the
+ * pollers') name neither, so one counting window can tell streams from the rest.
+ */
+export function isEventStreamStatement(sql: string): boolean {
+  return /\blast_seq FROM sessions\b|\bsession_events\b/.test(sql);
+}
+
+/**
  * A session's event stream as a benchmark reads it: `until(type)` resolves with the
  * performance.now() at which the first frame of that type (after the call) arrived.
  */

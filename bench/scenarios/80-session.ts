@@ -18,11 +18,11 @@ import { startNatsServer } from '../../test/helpers/nats-server.js';
 import { startCountProxy } from '../../test/helpers/pg-count-proxy.js';
 import { type RunningServer, startServer } from '../../test/helpers/server.js';
 import { openNotifyProbe } from '../anchors/pickup-listen.js';
-import { openEventStream, sampleLoop } from '../lib/event-stream.js';
+import { isEventStreamStatement, openEventStream, sampleLoop } from '../lib/event-stream.js';
 import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
 
-// Idle windows of 30 s: each holds exactly one idle claim per brain slot (IDLE_WAIT_MS), so the
-// brain baseline subtracts out of the streams' window.
+// An idle window of 30 s holds exactly one idle claim per brain slot (IDLE_WAIT_MS); the open
+// streams idle in the same window, their statements told apart by their text.
 const FULL = { samples: 120, warmup: 10, idleMs: 30_000, streams: 10 };
 const SMOKE = { samples: 5, warmup: 1, idleMs: 2_000, streams: 2 };
 
@@ -166,21 +166,20 @@ async function startSessionLoop(databaseUrl: string): Promise<SessionLoop> {
       return { model: m - sent, frame: f - sent };
     },
     async idleStatements(streams, ms) {
-      const perMinute = async () => {
-        const before = proxy.statements();
-        await new Promise((r) => setTimeout(r, ms));
-        return (proxy.statements() - before) / (ms / 60_000);
-      };
-      const brain = await perMinute();
       const opened = [];
       for (let i = 0; i < streams; i++) opened.push(await openStream((await newSession()).id));
       // Each stream reads its session's head once as it starts: not idle cost.
       await new Promise((r) => setTimeout(r, 500));
+      const streamStatements = () => proxy.statementsWhere(isEventStreamStatement);
+      const brainStatements = () => proxy.statements() - streamStatements();
       try {
-        const withStreams = await perMinute();
+        const brain0 = brainStatements();
+        const stream0 = streamStatements();
+        await new Promise((r) => setTimeout(r, ms));
+        const perMinute = (n: number) => n / (ms / 60_000);
         return {
-          brain_statements_per_min: brain,
-          stream_statements_per_min: Math.max(0, withStreams - brain) / streams,
+          brain_statements_per_min: perMinute(brainStatements() - brain0),
+          stream_statements_per_min: perMinute(streamStatements() - stream0) / streams,
         };
       } finally {
         for (const s of opened) s.close();
