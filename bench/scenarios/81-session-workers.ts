@@ -13,8 +13,8 @@
  * - sse_frame: until the session's open event stream delivers the message's own frame (no
  *   LISTEN on Workers: the stream re-reads the log's head on a 200 ms – 2 s backoff).
  *
- * `idle`: the statements one open event stream of an idle session sends PostgreSQL per minute
- * (counted by a proxy in front of the database, after the streams have settled).
+ * What an idle open stream costs the database on the Worker is worker_idle's to measure
+ * (`workers.stream_statements_per_min`): the same stream, the same Worker.
  *
  * Local figures: no network between the Workers, the database and NATS, which in production
  * add their round trips to both.
@@ -23,16 +23,13 @@ import { randomBytes } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { ensureJournalStream } from '../../src/journal/stream.js';
 import { startNatsServer } from '../../test/helpers/nats-server.js';
-import { startCountProxy } from '../../test/helpers/pg-count-proxy.js';
 import { type RunningWorkers, startWorkers } from '../../test/helpers/workers.js';
 import { openEventStream, sampleLoop } from '../lib/event-stream.js';
 import type { BenchContext, Scenario } from '../lib/harness.js';
 import { fakeModel } from './80-session.js';
 
-// settleMs: past an idle stream's backoff growth (200 ms to 2 s over its first seconds); the
-// smoke run only needs the path to work, not the steady figure.
-const FULL = { samples: 40, warmup: 5, streams: 5, idleMs: 30_000, settleMs: 8_000 };
-const SMOKE = { samples: 5, warmup: 1, streams: 2, idleMs: 1_500, settleMs: 1_000 };
+const FULL = { samples: 40, warmup: 5 };
+const SMOKE = { samples: 5, warmup: 1 };
 
 export function scenarios(ctx: BenchContext): Scenario[] {
   const sizes = ctx.smoke ? SMOKE : FULL;
@@ -52,23 +49,13 @@ export function scenarios(ctx: BenchContext): Scenario[] {
       },
       subjects: {
         leasehold_workers: () => sampleLoop(sizes, () => loop!.sample()),
-        idle: async () => ({
-          stream_statements_per_min: await loop!.idleStreamStatements(
-            sizes.streams,
-            sizes.idleMs,
-            sizes.settleMs,
-          ),
-        }),
       },
-      // Statements per idle minute are counts: the first round's are the figures.
-      once: ['idle'],
     },
   ];
 }
 
 interface WorkersLoop {
   sample(): Promise<{ model: number; frame: number }>;
-  idleStreamStatements(streams: number, ms: number, settleMs: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -81,14 +68,10 @@ async function startWorkersLoop(databaseUrl: string): Promise<WorkersLoop> {
   const nats = await startNatsServer();
   await ensureJournalStream(await jetstreamManager(await nats.connect()));
   const adminKey = `lh_bench_admin_${randomBytes(24).toString('hex')}`;
-  const target = new URL(databaseUrl);
-  const counter = await startCountProxy({ host: target.hostname, port: Number(target.port || 5432) });
-  const counted = new URL(databaseUrl);
-  counted.host = counter.address;
   let workers: RunningWorkers;
   try {
     workers = await startWorkers({
-      databaseUrl: counted.toString(),
+      databaseUrl,
       natsUrl: nats.wsUrl,
       adminKey,
       modelBaseUrl: model.url,
@@ -97,7 +80,6 @@ async function startWorkersLoop(databaseUrl: string): Promise<WorkersLoop> {
   } catch (err) {
     await nats.stop();
     await model.close();
-    await counter.close();
     throw err;
   }
   const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
@@ -158,34 +140,10 @@ async function startWorkersLoop(databaseUrl: string): Promise<WorkersLoop> {
         stream.close();
       }
     },
-    async idleStreamStatements(streams, ms, settleMs) {
-      const sessions: string[] = [];
-      const opened = [];
-      for (let i = 0; i < streams; i++) {
-        const session = await post<{ id: string }>('/v1/sessions', {
-          agent: agent.id,
-          environment_id: env.id,
-        });
-        sessions.push(session.id);
-        opened.push(await openStream(session.id));
-      }
-      try {
-        await new Promise((r) => setTimeout(r, settleMs));
-        const before = counter.statements();
-        await new Promise((r) => setTimeout(r, ms));
-        return (counter.statements() - before) / (ms / 60_000) / streams;
-      } finally {
-        for (const id of sessions) {
-          await fetch(`${workers.baseURL}/v1/sessions/${id}`, { method: 'DELETE', headers: admin });
-        }
-        for (const s of opened) s.close();
-      }
-    },
     async close() {
       await workers.close();
       await nats.stop();
       await model.close();
-      await counter.close();
     },
   };
 }
