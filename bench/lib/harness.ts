@@ -54,8 +54,9 @@ export interface Scenario {
   rounds?: number;
   /**
    * Subjects measured in the first round only (n = 1): counts of statements and connections
-   * over an idle window, which come out the same round after round, where a rate does not.
-   * Repeating them would only lengthen the run.
+   * over an idle window, which come out the same round after round, where a rate does not;
+   * and slow anchors kept for context, whose ratios carry no goal (pg-boss). Repeating them
+   * would only lengthen the run.
    */
   once?: readonly string[];
   /** Runs once before the first round / after the last (servers, schemas). */

@@ -44,6 +44,8 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
       `items enqueued one call at a time by one sequential client (${sizes.one.toLocaleString('en-US')} per ` +
       'round and subject, each awaited): leasehold enqueue (model_turn, cloud) vs a bare INSERT of the same row ' +
       '(floor) vs graphile addJob vs pg-boss send',
+    // pg-boss is context with no goal, as in the claim scenarios: the first round's is the figure.
+    once: ['pgboss'],
     setup: async () => {
       s = await openSubjects(ctx.databaseUrl);
       // Warm every connection's caches and plans the same way before anything is timed.

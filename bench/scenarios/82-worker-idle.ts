@@ -41,7 +41,8 @@ import { type BenchContext, type Metrics, percentile, type Scenario } from '../l
 // past that is its idle cost. The smoke run only needs the path to work, not the steady figure.
 const FULL = {
   pollers: 4,
-  idleMs: 20_000,
+  // 12 s: 48 long polls of 999 ms across the pollers, enough for steady per-poll counts.
+  idleMs: 12_000,
   streamMs: 30_000,
   streamSettleMs: 8_000,
   wakeSamples: 40,
