@@ -96,7 +96,9 @@ export async function resetLeasehold(client: pg.Pool | pg.Client): Promise<void>
  * The seed's own rows reference only each other, so its connection skips the foreign-key
  * triggers (`session_replication_role = replica`, where the role may set it): a third of a
  * million-item seed's time went to checking what it had just inserted. The rows, indexes and
- * constraints are the same either way; only building them is faster.
+ * constraints are the same either way; only building them is faster. The role skips every
+ * trigger, not only the foreign keys', so it is used only while the seeded tables have none
+ * of their own.
  */
 export async function seedClaimBacklog(
   pool: pg.Pool,
@@ -106,7 +108,12 @@ export async function seedClaimBacklog(
   const client = await pool.connect();
   let environmentId: string;
   try {
-    await client.query('SET session_replication_role = replica').catch(() => {});
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_trigger
+        WHERE tgrelid IN ('work_items'::regclass, 'sessions'::regclass, 'environments'::regclass)
+          AND NOT tgisinternal`,
+    );
+    if (rows[0]!.n === 0) await client.query('SET session_replication_role = replica').catch(() => {});
     try {
       environmentId = await seedItems(drizzle({ client }), n, kind);
     } finally {
