@@ -208,8 +208,19 @@ async function main(): Promise<void> {
     staticFiles: loadStaticFiles(),
     console: registerConsole,
   });
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
-    log.info(`listening on http://${info.address}:${info.port} (${storage.description})`),
+  const server = serve(
+    {
+      fetch: app.fetch,
+      port: config.port,
+      hostname: config.host,
+      // Node checks the timeout on an interval (30 s by default): a quarter of it keeps the
+      // bound within a quarter of the setting.
+      serverOptions: {
+        requestTimeout: config.requestTimeoutMs,
+        connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.requestTimeoutMs / 4)),
+      },
+    },
+    (info) => log.info(`listening on http://${info.address}:${info.port} (${storage.description})`),
   );
   lingerOnClose(server as Server);
 

@@ -67,6 +67,14 @@ export interface Config {
    */
   dbAcquireTimeoutMs: number;
   /**
+   * Node: how long a client may take to send a whole request, headers and body
+   * (LEASEHOLD_REQUEST_TIMEOUT_MS, default 60,000 ms); past it the server answers 408 and
+   * closes the connection. Node's own default is five minutes, so a client that declares a
+   * body and stops sending held its socket that long. Long polls and event streams are not
+   * bound by it: their requests have arrived whole long before their answers end.
+   */
+  requestTimeoutMs: number;
+  /**
    * Node: concurrent long polls per environment key and per process (defaults 64 and 1,024,
    * `src/api/poll-gate.ts`); over either → 429 with `retry-after`. Workers keep the defaults,
    * counted per isolate.
@@ -213,6 +221,13 @@ export function parseConfig(raw: Record<string, unknown>): Config {
       DEFAULT_DB_ACQUIRE_TIMEOUT_MS,
       100,
       60_000,
+    ),
+    requestTimeoutMs: integerIn(
+      'LEASEHOLD_REQUEST_TIMEOUT_MS',
+      text('LEASEHOLD_REQUEST_TIMEOUT_MS'),
+      60_000,
+      100,
+      3_600_000,
     ),
     longPollsPerKey: integerIn(
       'LEASEHOLD_LONG_POLLS_PER_KEY',

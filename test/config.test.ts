@@ -11,6 +11,7 @@ describe('parseConfig', () => {
       preparedStatements: true,
       dbPoolSize: 10,
       dbAcquireTimeoutMs: 3_000,
+      requestTimeoutMs: 60_000,
       longPollsPerKey: 64,
       longPollsPerProcess: 1_024,
       housekeepingEveryMs: 60_000,
@@ -95,6 +96,12 @@ describe('parseConfig', () => {
     for (const bad of ['99', '60001', '1e3']) {
       expect(() => parseConfig({ LEASEHOLD_DB_ACQUIRE_TIMEOUT_MS: bad })).toThrow(
         /LEASEHOLD_DB_ACQUIRE_TIMEOUT_MS/,
+      );
+    }
+    expect(parseConfig({ LEASEHOLD_REQUEST_TIMEOUT_MS: '1000' }).requestTimeoutMs).toBe(1_000);
+    for (const bad of ['99', '3600001', '1.5']) {
+      expect(() => parseConfig({ LEASEHOLD_REQUEST_TIMEOUT_MS: bad })).toThrow(
+        /LEASEHOLD_REQUEST_TIMEOUT_MS/,
       );
     }
     expect(() => parseConfig({ LEASEHOLD_JOURNAL_REPLICAS: '6' })).toThrow(/LEASEHOLD_JOURNAL_REPLICAS/);
