@@ -48,35 +48,36 @@ describe('the Node server’s request timeout', () => {
     await server?.stop();
   });
 
-  it('a client that declares a body and stops sending is answered 408 and cut off within the timeout', async () => {
+  /** A platform enqueue's head declaring `length` body bytes, then `start` of the body. */
+  async function declaredPost(length: number, start: string) {
     const c = await connect(server.port);
     const sent = performance.now();
     c.socket.write(
       `POST /v1/platform/work HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\n` +
-        'content-type: application/json\r\ncontent-length: 100\r\n\r\n{"kind":',
+        `content-type: application/json\r\ncontent-length: ${length}\r\n\r\n${start}`,
     );
+    return { ...c, sent };
+  }
+
+  it('a client that declares a body and stops sending is answered 408 and cut off within the timeout', async () => {
+    const c = await declaredPost(100, '{"kind":');
     const closedAt = await c.closed;
     expect(c.answer()).toMatch(/^HTTP\/1\.1 408 /);
-    expect(closedAt - sent).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
-    expect(closedAt - sent).toBeLessThan(CUT_OFF_WITHIN_MS);
+    expect(closedAt - c.sent).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(closedAt - c.sent).toBeLessThan(CUT_OFF_WITHIN_MS);
     // The item it was declaring was never enqueued.
     const { rows } = await t.pool!.query('SELECT count(*)::int AS n FROM work_items');
     expect(rows[0].n).toBe(0);
   });
 
   it('a client trickling a body within the size cap is answered 408 and cut off within the timeout', async () => {
-    const c = await connect(server.port);
-    const sent = performance.now();
     // 1,000 bytes declared, a byte every 50 ms: whole in 50 s, were it let.
-    c.socket.write(
-      `POST /v1/platform/work HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\n` +
-        'content-type: application/json\r\ncontent-length: 1000\r\n\r\n',
-    );
+    const c = await declaredPost(1000, '');
     const trickle = setInterval(() => c.socket.write(' '), 50);
     try {
       const closedAt = await c.closed;
       expect(c.answer()).toMatch(/^HTTP\/1\.1 408 /);
-      expect(closedAt - sent).toBeLessThan(CUT_OFF_WITHIN_MS);
+      expect(closedAt - c.sent).toBeLessThan(CUT_OFF_WITHIN_MS);
     } finally {
       clearInterval(trickle);
     }
