@@ -1,9 +1,9 @@
-import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LINGER_MS } from '../../functions/lingering-close.js';
 import { apiKey } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { rawPost } from '../helpers/raw-post.js';
+import { openRawSocket } from '../helpers/raw-socket.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
 
 /** Far over the 1 MiB cap, so the client is still writing when the 413 is sent. */
@@ -51,17 +51,14 @@ describe('the Node server’s lingering close', () => {
 
   it('a client that never finishes its body nor closes is cut off once the linger ends', async () => {
     // Half-open allowed: this client does not close when the server does, as a stuck one would not.
-    const socket = net.connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
-    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-    let answer = '';
-    socket.on('data', (c: Buffer) => {
-      answer += c.toString('utf8');
+    const {
+      socket,
+      answer,
+      ended: serverEnded,
+      closed,
+    } = await openRawSocket(server.port, {
+      allowHalfOpen: true,
     });
-    const serverEnded = new Promise<number>((resolve) =>
-      socket.once('end', () => resolve(performance.now())),
-    );
-    const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now())));
-    socket.on('error', () => {});
     // 100 MiB declared, 1 KiB sent: the answer comes at once, the rest trickles. The client
     // asks to close after it (as Node's agentless requests do); a keep-alive client's unread body
     // is read and dropped by Node itself, on a connection that stays open.
@@ -74,8 +71,8 @@ describe('the Node server’s lingering close', () => {
     const trickle = setInterval(() => socket.write('x'), 50);
     try {
       const finAt = await serverEnded;
-      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
-      expect(answer.toLowerCase()).toContain('connection: close');
+      expect(answer()).toMatch(/^HTTP\/1\.1 413 /);
+      expect(answer().toLowerCase()).toContain('connection: close');
       const closedAt = await closed;
       expect(closedAt - finAt).toBeGreaterThanOrEqual(LINGER_MS - 100);
       expect(closedAt - finAt).toBeLessThan(LINGER_MS + 2_000);
