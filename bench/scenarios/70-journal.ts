@@ -82,10 +82,17 @@ function metricsOf(t: Timed): Metrics {
 /**
  * A full collection before each timed run, so neither subject pays for garbage the other (or
  * the untimed open before it) left: a run is a second or two, and one major collection landing
- * in it moved a round's rate by a tenth. (`--expose-gc` set at run time; the context's `gc`.)
+ * in it moved a round's rate by a tenth. `--expose-gc` is set on first use, not on import: the
+ * bench imports every scenario file, and a run of the others has no use for the flag.
  */
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
+let gc: (() => void) | undefined;
+function collectGarbage(): void {
+  if (!gc) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  gc();
+}
 
 /**
  * Runs `steps` writers at once, each appending `count` records one after another; times only
