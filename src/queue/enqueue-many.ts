@@ -1,14 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { PG_FOREIGN_KEY_VIOLATION, pgCode, pgDetail } from '../db/errors.js';
 import { rows, type SqlHandle } from '../db/handle.js';
-import { ts } from '../db/time.js';
+import { type Timestamp, ts } from '../db/time.js';
 import { newId } from '../ids.js';
 import { captureTraceContext } from '../telemetry/trace-context.js';
 import { withSpan } from '../telemetry/tracing.js';
+import { createdWork, type NewItem } from './created-work.js';
 import { type EnqueueInput, type EnqueueResult, NOTIFY_WORK, validMetadata } from './enqueue.js';
 import { UnknownSessionError } from './errors.js';
-import { LIVE_STATES, WORK_COLUMNS, workColumns } from './sql.js';
-import type { SessionWork, TraceContext } from './types.js';
+import { LIVE_STATES, NO_WORK_COLUMNS, WORK_COLUMNS } from './sql.js';
+import type { SessionWork, TraceContext, WorkKind } from './types.js';
 
 /**
  * The most inputs one `enqueueMany` takes. A batch is one statement that holds its slots'
@@ -64,7 +65,7 @@ interface Slot {
   id: string;
   environment_id: string;
   session_id: string;
-  kind: string;
+  kind: WorkKind;
   metadata: Record<string, string>;
   trace_context?: TraceContext;
 }
@@ -113,16 +114,21 @@ async function insertOrReuse(db: SqlHandle, slots: Slot[]): Promise<EnqueueResul
       const slot = slots[unbound.unbound!]!;
       throw new UnknownSessionError(slot.session_id, slot.environment_id);
     }
-    // A created row carries the id minted for its slot; a live one is found by its slot's key.
+    // A created item is named by the id minted for its slot; a live one is found by its slot's key.
     const byId = new Map(pending.map((slot) => [slot.id, slot]));
     const byKey = new Map(
       pending.map((slot) => [slotKey(slot.environment_id, slot.session_id, slot.kind), slot]),
     );
     for (const row of answered) {
-      const slot = row.created
-        ? byId.get(row.id)
-        : byKey.get(slotKey(row.environmentId, row.sessionId, row.kind));
-      if (slot) resolved[slot.slot] = { created: row.created, work: toWork(row) };
+      if (row.created) {
+        for (const id of row.createdIds?.split(' ') ?? []) {
+          const slot = byId.get(id)!;
+          resolved[slot.slot] = { created: true, work: createdWork(newItem(slot), row.insertedAt!) };
+        }
+        continue;
+      }
+      const slot = byKey.get(slotKey(row.environmentId!, row.sessionId!, row.kind!));
+      if (slot) resolved[slot.slot] = { created: false, work: toWork(row) };
     }
     pending = pending.filter((slot) => resolved[slot.slot] === undefined);
   }
@@ -140,16 +146,33 @@ function slotKey(environmentId: string, sessionId: string, kind: string): string
   return `${environmentId}\0${sessionId}\0${kind}`;
 }
 
-/** A created or live item, or (alone, `unbound` set) the first slot whose session is not bound. */
-type SlotRow = SessionWork & { created: boolean; unbound: number | null; notified?: unknown };
+function newItem(slot: Slot): NewItem {
+  return {
+    id: slot.id,
+    environmentId: slot.environment_id,
+    sessionId: slot.session_id,
+    kind: slot.kind,
+    metadata: slot.metadata,
+    traceContext: slot.trace_context ?? null,
+  };
+}
 
 /**
- * The items a statement creates all carry its `now()` as `created_at`: render it once for the
- * batch instead of once per row (a row that somehow differs is rendered on its own).
+ * The statement's answer, one of three shapes: a live item that covers a slot (`created`
+ * false, the item's columns); exactly one summary of the insert (`created` true: the ids it
+ * created, space-separated, NULL when none, and their `createdAt` as `insertedAt`; no item
+ * columns); or, alone with the summary, the first slot whose session is not bound (`unbound`).
  */
-const CREATED_COLUMNS = workColumns(
-  `CASE WHEN w.created_at = now() THEN (SELECT ${ts('now()')}) ELSE ${ts('w.created_at')} END`,
-);
+type SlotRow = Partial<SessionWork> & {
+  created: boolean;
+  unbound: number | null;
+  createdIds: string | null;
+  insertedAt: Timestamp | null;
+  notified?: unknown;
+};
+
+/** The statement's `now()`, which every item it inserts carries as `created_at`. */
+const INSERTED_AT = sql.raw(ts('now()'));
 
 async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]> {
   try {
@@ -157,8 +180,11 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
     // insert empty, so the batch fails whole even outside a transaction. Rows go in in key
     // order, so two batches racing for the same slots wait on each other in one direction
     // and never deadlock. The lane needs the environment only for a tool_exec input.
-    // Live items are looked up only when the insert left a slot open (a conflict, or a race
-    // the next statement settles), one index probe per slot.
+    // The insert states every value `createdWork` assumes. It answers its new items in one
+    // row, by id: the client already holds the rest of each, and a row per item to parse
+    // cost more than the insert. Live items are looked up only when the insert left a slot
+    // open (a conflict, or a race the next statement settles), one index probe per slot.
+    // The first branch names the columns of the UNION.
     return await rows<SlotRow>(
       db,
       sql`WITH input AS (
@@ -170,23 +196,22 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
          WHERE NOT EXISTS (
            SELECT 1 FROM sessions s WHERE s.id = i.session_id AND s.environment_id = i.environment_id)
       ), ins AS (
-        INSERT INTO work_items (id, environment_id, session_id, kind, lane, metadata, trace_context)
+        INSERT INTO work_items (id, environment_id, session_id, kind, lane, state, data_type, claims,
+                                metadata, trace_context, created_at)
         SELECT i.id, i.environment_id, i.session_id, i.kind,
                CASE WHEN i.kind = 'tool_exec'
                      AND (SELECT e.kind FROM environments e WHERE e.id = i.environment_id) = 'self_hosted'
                     THEN 'poll' ELSE 'claim' END,
-               i.metadata, i.trace_context
+               'queued', 'session', 0, i.metadata, i.trace_context, now()
           FROM input i
          WHERE (SELECT slot FROM unbound) IS NULL
          ORDER BY i.session_id, i.kind
         ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
-        RETURNING *
+        RETURNING id, environment_id, session_id, kind, lane
       )
-      SELECT true AS created, NULL::int AS unbound, ${CREATED_COLUMNS},
-             CASE WHEN w.lane = 'poll' THEN ${NOTIFY_WORK} END AS notified
-        FROM ins w
-      UNION ALL
-      SELECT false, NULL, ${WORK_COLUMNS}, NULL
+      SELECT false AS created, NULL::int AS unbound, NULL::text AS "createdIds", NULL::text AS "insertedAt",
+             NULL::bigint AS notified,
+             ${WORK_COLUMNS}
         FROM input i CROSS JOIN LATERAL (
                -- OFFSET 0 keeps this a per-slot index probe, never a scan of every live item.
                SELECT * FROM work_items l
@@ -197,7 +222,12 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
          AND (SELECT slot FROM unbound) IS NULL
          AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.session_id = i.session_id AND ins.kind = i.kind)
       UNION ALL
-      SELECT false, u.slot, ${WORK_COLUMNS}, NULL
+      SELECT true, NULL, string_agg(w.id, ' '), ${INSERTED_AT},
+             count(CASE WHEN w.lane = 'poll' THEN ${NOTIFY_WORK} END),
+             ${NO_WORK_COLUMNS}
+        FROM ins w
+      UNION ALL
+      SELECT false, u.slot, NULL, NULL, NULL, ${WORK_COLUMNS}
         FROM unbound u LEFT JOIN work_items w ON false
        WHERE u.slot IS NOT NULL`,
     );
@@ -213,6 +243,6 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
 }
 
 function toWork(row: SlotRow): SessionWork {
-  const { created: _created, unbound: _unbound, notified: _notified, ...work } = row;
-  return work;
+  const { created: _c, unbound: _u, createdIds: _i, insertedAt: _t, notified: _n, ...work } = row;
+  return work as SessionWork;
 }

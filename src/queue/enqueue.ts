@@ -1,9 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { PG_FOREIGN_KEY_VIOLATION, pgCode } from '../db/errors.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
+import { type Timestamp, ts } from '../db/time.js';
 import { newId } from '../ids.js';
 import { captureTraceContext } from '../telemetry/trace-context.js';
 import { withSpan } from '../telemetry/tracing.js';
+import { createdWork } from './created-work.js';
 import { UnknownSessionError } from './errors.js';
 import { LIVE_STATES, WORK_COLUMNS } from './sql.js';
 import type { SessionWork, TraceContext, WorkKind } from './types.js';
@@ -11,7 +13,6 @@ import type { SessionWork, TraceContext, WorkKind } from './types.js';
 /** The channel a poll-lane enqueue notifies, payload `{"environment_id": …}`. */
 export const WORK_CHANNEL = 'leasehold_work';
 
-/** Wakes the long polls of the environment of `w` (delivered when the transaction commits). */
 /** The environment a `WORK_CHANNEL` payload (`NOTIFY_WORK`'s) names; null when it names none readably. */
 export function notifiedEnvironment(payload: string): string | null {
   try {
@@ -22,6 +23,7 @@ export function notifiedEnvironment(payload: string): string | null {
   }
 }
 
+/** Wakes the long polls of the environment of `w` (delivered when the transaction commits). */
 export const NOTIFY_WORK = sql`pg_notify(${WORK_CHANNEL}, json_build_object('environment_id', w.environment_id)::text)::text`;
 
 export interface EnqueueInput {
@@ -108,7 +110,9 @@ async function insertOrReuse(
 /**
  * The new item, or null when the slot is taken (or the environment unknown). Only the insert:
  * reading the live item in the same statement made every creating call pay to set up that
- * read as well (about an eighth of the statement's server time), so it waits for a miss.
+ * read as well (about an eighth of the statement's server time), so it waits for a miss. The
+ * insert answers only its `createdAt`: the client holds the rest (`createdWork`), and the
+ * insert states every value that assumes.
  */
 async function insertNew(
   db: SqlHandle,
@@ -116,21 +120,24 @@ async function insertNew(
   metadata: Record<string, string>,
   trace: TraceContext | null,
 ): Promise<SessionWork | null> {
+  const id = newId('work');
   try {
-    const row = await maybeRow<SessionWork & { notified?: unknown }>(
+    const row = await maybeRow<{ createdAt: Timestamp; notified?: unknown }>(
       db,
       sql`${input.bindSession ? sql`WITH ${bindCte(input)}` : sql``}
-        INSERT INTO work_items AS w (id, environment_id, session_id, kind, lane, metadata, trace_context)
-        SELECT ${newId('work')}, e.id, ${input.sessionId}, ${input.kind},
+        INSERT INTO work_items AS w (id, environment_id, session_id, kind, lane, state, data_type, claims,
+                                     metadata, trace_context, created_at)
+        SELECT ${id}, e.id, ${input.sessionId}, ${input.kind},
                CASE WHEN ${input.kind} = 'tool_exec' AND e.kind = 'self_hosted' THEN 'poll' ELSE 'claim' END,
-               ${JSON.stringify(metadata)}::jsonb, ${trace === null ? null : JSON.stringify(trace)}::jsonb
+               'queued', 'session', 0,
+               ${JSON.stringify(metadata)}::jsonb, ${trace === null ? null : JSON.stringify(trace)}::jsonb, now()
           FROM environments e WHERE e.id = ${input.environmentId}
         ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
-        RETURNING ${WORK_COLUMNS}, CASE WHEN w.lane = 'poll' THEN ${NOTIFY_WORK} END AS notified`,
+        RETURNING ${CREATED_AT} AS "createdAt", CASE WHEN w.lane = 'poll' THEN ${NOTIFY_WORK} END AS notified`,
     );
     if (!row) return null;
-    const { notified: _notified, ...work } = row;
-    return work;
+    const { environmentId, sessionId, kind } = input;
+    return createdWork({ id, environmentId, sessionId, kind, metadata, traceContext: trace }, row.createdAt);
   } catch (err) {
     if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
       throw new UnknownSessionError(input.sessionId, input.environmentId, { cause: err });
@@ -138,6 +145,8 @@ async function insertNew(
     throw err;
   }
 }
+
+const CREATED_AT = sql.raw(ts('w.created_at'));
 
 /**
  * Binds an unbound session as part of the enqueue's statement. Data-modifying CTEs run to

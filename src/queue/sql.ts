@@ -6,22 +6,32 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { interval, ts } from '../db/time.js';
 
-/**
- * The `Work` projection of `work_items w`, aliased to the TypeScript field names; `createdAt`
- * is the expression that renders `createdAt` (a statement that knows a cheaper one passes it).
- */
-export function workColumns(createdAt = ts('w.created_at')): SQL {
-  return sql.raw(`w.id, w.environment_id AS "environmentId", w.data_type AS "dataType",
-  w.session_id AS "sessionId", w.healthcheck_id AS "healthcheckId", w.kind, w.state, w.metadata,
-  ${createdAt} AS "createdAt",
-  ${ts('w.acknowledged_at')} AS "acknowledgedAt", ${ts('w.started_at')} AS "startedAt",
-  ${ts('w.last_heartbeat')} AS "lastHeartbeat", ${ts('w.stop_requested_at')} AS "stopRequestedAt",
-  ${ts('w.stopped_at')} AS "stoppedAt", ${ts('w.lease_expires_at')} AS "leaseExpiresAt",
-  w.claims, w.trace_context AS "traceContext"`);
-}
+/** The `Work` projection's columns, one per field of `Work`, in its order. */
+const WORK_FIELDS = [
+  'w.id',
+  'w.environment_id AS "environmentId"',
+  'w.data_type AS "dataType"',
+  'w.session_id AS "sessionId"',
+  'w.healthcheck_id AS "healthcheckId"',
+  'w.kind',
+  'w.state',
+  'w.metadata',
+  `${ts('w.created_at')} AS "createdAt"`,
+  `${ts('w.acknowledged_at')} AS "acknowledgedAt"`,
+  `${ts('w.started_at')} AS "startedAt"`,
+  `${ts('w.last_heartbeat')} AS "lastHeartbeat"`,
+  `${ts('w.stop_requested_at')} AS "stopRequestedAt"`,
+  `${ts('w.stopped_at')} AS "stoppedAt"`,
+  `${ts('w.lease_expires_at')} AS "leaseExpiresAt"`,
+  'w.claims',
+  'w.trace_context AS "traceContext"',
+];
 
 /** The `Work` projection of `work_items w`, aliased to the TypeScript field names. */
-export const WORK_COLUMNS = workColumns();
+export const WORK_COLUMNS = sql.raw(WORK_FIELDS.join(', '));
+
+/** As many NULLs as `WORK_COLUMNS` has columns: a UNION branch that carries no item. */
+export const NO_WORK_COLUMNS = sql.raw(WORK_FIELDS.map(() => 'NULL').join(', '));
 
 /**
  * The `Item` projection of `work_items w` after a claim (`reclaimed` is added per statement).

@@ -11,12 +11,14 @@ import { ack } from '../../src/queue/ack.js';
 import { enqueue } from '../../src/queue/enqueue.js';
 import { heartbeat } from '../../src/queue/heartbeat.js';
 import { poll } from '../../src/queue/poll.js';
+import { WORK_COLUMNS } from '../../src/queue/sql.js';
 import { stop } from '../../src/queue/stop.js';
 import {
   type Item,
   NO_HEARTBEAT,
   type Timestamp,
   type TraceContext,
+  type Work,
   type WorkKind,
   type WorkState,
 } from '../../src/queue/types.js';
@@ -113,6 +115,11 @@ export async function readWork(db: SqlHandle, workId: string): Promise<RawWork |
                claims, metadata, trace_context AS "traceContext"
           FROM work_items WHERE id = ${workId}`,
   );
+}
+
+/** An item as every queue read projects it (`WORK_COLUMNS`), to compare an answer against the row. */
+export async function readStoredWork(db: SqlHandle, workId: string): Promise<Work | null> {
+  return maybeRow<Work>(db, sql`SELECT ${WORK_COLUMNS} FROM work_items w WHERE w.id = ${workId}`);
 }
 
 /** Counts rows matching a state (all items when absent). */

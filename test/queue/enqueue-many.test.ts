@@ -12,7 +12,7 @@ import {
   type WorkKind,
 } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
-import { countWork, createSession, readWork, setupSession } from '../helpers/factories.js';
+import { countWork, createSession, readStoredWork, readWork, setupSession } from '../helpers/factories.js';
 import { listenToWork } from '../helpers/listen.js';
 import { registerContextManager, TEST_SPAN, underSpan } from '../helpers/otel-context.js';
 import { capture, genericPlan } from '../helpers/plans.js';
@@ -204,6 +204,30 @@ describe.each(['pg', 'pglite'] as const)('enqueueMany (%s)', (driver) => {
         { environmentId, sessionId, kind: 'mcp_exec', metadata: { n: 5 as unknown as string } },
       ]),
     ).rejects.toThrow(TypeError);
+  });
+
+  it('answers every new item exactly as the row stores it: every field in order, object keys in jsonb order', async () => {
+    const cloud = await setupSession(t.db, 'cloud');
+    const selfHosted = await setupSession(t.db, 'self_hosted');
+    // Given out of jsonb's order (shorter keys first, then bytewise; é is two bytes).
+    const metadata = { zeta: '1', é: '2', bb: '3', b: '4', a: '' };
+    const traceContext = { tracestate: 'k=v', traceparent: `00-${SPAN.traceId}-00f067aa0ba902b7-01` };
+    const results = await enqueueMany(t.db, [
+      { ...cloud, kind: 'model_turn', metadata },
+      { ...selfHosted, kind: 'tool_exec', metadata, traceContext },
+      { ...cloud, kind: 'web_exec', traceContext },
+      { ...cloud, kind: 'model_turn' }, // a repeat: the first input's item
+    ]);
+    expect(results.map((r) => r.created)).toEqual([true, true, true, false]);
+    for (const { work } of results) {
+      expect(JSON.stringify(work)).toBe(JSON.stringify(await readStoredWork(t.db, work.id)));
+    }
+    expect(Object.keys(results[0]!.work.metadata)).toEqual(['a', 'b', 'bb', 'é', 'zeta']);
+    expect(results[3]!.work).toBe(results[0]!.work);
+    // The answer is the items' own: the caller's objects are neither returned nor reordered.
+    expect(results[0]!.work.metadata).not.toBe(metadata);
+    expect(Object.keys(metadata)).toEqual(['zeta', 'é', 'bb', 'b', 'a']);
+    expect(results[2]!.work.traceContext).not.toBe(traceContext);
   });
 
   it('captures the active span as trace context for exec kinds only; a given one wins', async () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { rows } from '../../src/db/handle.js';
 import { claim, complete, enqueue, UnknownSessionError } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
-import { countWork, createSession, readWork, setupSession } from '../helpers/factories.js';
+import { countWork, createSession, readStoredWork, readWork, setupSession } from '../helpers/factories.js';
 import { listenToWork } from '../helpers/listen.js';
 import { registerContextManager, TEST_SPAN, underSpan } from '../helpers/otel-context.js';
 
@@ -119,6 +119,27 @@ describe.each(['pg', 'pglite'] as const)('enqueue (%s)', (driver) => {
     await expect(
       enqueue(t.db, { environmentId, sessionId, kind: 'web_exec', metadata: { n: 5 as unknown as string } }),
     ).rejects.toThrow(TypeError);
+  });
+
+  it('answers the new item exactly as the row stores it: every field in order, object keys in jsonb order', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'self_hosted');
+    // Given out of jsonb's order (shorter keys first, then bytewise; é is two bytes).
+    const metadata = { zeta: '1', é: '2', bb: '3', b: '4', a: '' };
+    const traceContext = { tracestate: 'k=v', traceparent: `00-${SPAN.traceId}-00f067aa0ba902b7-01` };
+    const { work } = await enqueue(t.db, {
+      environmentId,
+      sessionId,
+      kind: 'tool_exec',
+      metadata,
+      traceContext,
+    });
+    const stored = await readStoredWork(t.db, work.id);
+    expect(JSON.stringify(work)).toBe(JSON.stringify(stored));
+    expect(Object.keys(work.metadata)).toEqual(['a', 'b', 'bb', 'é', 'zeta']);
+    // The answer is the item's own: the caller's objects are neither returned nor reordered.
+    expect(work.metadata).not.toBe(metadata);
+    expect(Object.keys(metadata)).toEqual(['zeta', 'é', 'bb', 'b', 'a']);
+    expect(work.traceContext).not.toBe(traceContext);
   });
 
   it('captures the active span as trace context for exec kinds only', async () => {
