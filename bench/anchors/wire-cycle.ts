@@ -334,7 +334,7 @@ const CLOCK_TICKS_PER_S = 100;
  * CPU used so far by the database's client backends other than the caller's own, by pid
  * (ms). A backend that appears later started from zero; one that exited took its CPU along.
  */
-export async function backendCpuMs(db: pg.Pool): Promise<Map<number, number>> {
+export async function backendCpuMs(db: Pick<pg.Pool, 'query'>): Promise<Map<number, number>> {
   const { rows } = await db.query<{ pid: number }>(
     `SELECT pid FROM pg_stat_activity
       WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,

@@ -16,6 +16,12 @@
  * measurement its tables are emptied (TRUNCATE) and, for Leasehold, the sessions the items
  * need are seeded by plain SQL; only the enqueue calls are timed. Afterwards the rows are
  * counted, so a subject that silently dropped items cannot post a figure.
+ *
+ * Each subject also reports where an item's time went, as CPU per item (µs): `pg_cpu_us`, the
+ * database's backends (only the measured subject's connection works while it is timed), and
+ * `client_cpu_us`, this process (the subject's own JavaScript and its driver). Sequential
+ * calls make the rate about the inverse of their sum plus the waits, and CPU time moves less
+ * with the machine's other tenants than the rate does.
  */
 import pg from 'pg';
 import { connectPg, type PgConnection } from '../../src/db/drivers/node-pg.js';
@@ -23,6 +29,7 @@ import { newId } from '../../src/ids.js';
 import { type EnqueueInput, enqueue, enqueueMany } from '../../src/queue/index.js';
 import { type GraphileEnqueue, openGraphileEnqueue } from '../anchors/enqueue-graphile.js';
 import { openPgBossEnqueue, type PgBossEnqueue } from '../anchors/enqueue-pgboss.js';
+import { backendCpuDelta, backendCpuMs } from '../anchors/wire-cycle.js';
 import { resetLeasehold } from '../lib/db.js';
 import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
 
@@ -61,25 +68,29 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
     subjects: {
       leasehold: async () => {
         const inputs = await s!.seed(sizes.one);
-        const metrics = await s!.leaseholdOne(inputs);
+        const metrics = await s!.withCpu(sizes.one, () => s!.leaseholdOne(inputs));
         expectRows('leasehold', await s!.leaseholdCount(), sizes.one);
         return metrics;
       },
       floor: async () => {
         const inputs = await s!.seed(sizes.one);
-        const metrics = await s!.floorOne(inputs);
+        const metrics = await s!.withCpu(sizes.one, () => s!.floorOne(inputs));
         expectRows('floor', await s!.leaseholdCount(), sizes.one);
         return metrics;
       },
       graphile: async () => {
         await s!.graphile.reset();
-        const metrics = await timedEach(sizes.one, (i) => s!.graphile.addOneByOne(1, () => payload(i)));
+        const metrics = await s!.withCpu(sizes.one, () =>
+          timedEach(sizes.one, (i) => s!.graphile.addOneByOne(1, () => payload(i))),
+        );
         expectRows('graphile', await s!.graphile.count(), sizes.one);
         return metrics;
       },
       pgboss: async () => {
         await s!.pgboss.reset();
-        const metrics = await timedEach(sizes.one, (i) => s!.pgboss.sendOneByOne(1, () => payload(i)));
+        const metrics = await s!.withCpu(sizes.one, () =>
+          timedEach(sizes.one, (i) => s!.pgboss.sendOneByOne(1, () => payload(i))),
+        );
         expectRows('pgboss', await s!.pgboss.count(), sizes.one);
         return metrics;
       },
@@ -128,25 +139,29 @@ function batched(ctx: BenchContext, sizes: Sizes): Scenario {
     subjects: {
       leasehold: async () => {
         const inputs = await s!.seed(n);
-        const metrics = await s!.leaseholdMany(inputs, batch);
+        const metrics = await s!.withCpu(n, () => s!.leaseholdMany(inputs, batch));
         expectRows('leasehold', await s!.leaseholdCount(), n);
         return metrics;
       },
       floor: async () => {
         const inputs = await s!.seed(n);
-        const metrics = await s!.floorMany(inputs, batch);
+        const metrics = await s!.withCpu(n, () => s!.floorMany(inputs, batch));
         expectRows('floor', await s!.leaseholdCount(), n);
         return metrics;
       },
       graphile: async () => {
         await s!.graphile.reset();
-        const metrics = await timedAll(n, () => s!.graphile.addInBatches(n, batch, payload));
+        const metrics = await s!.withCpu(n, () =>
+          timedAll(n, () => s!.graphile.addInBatches(n, batch, payload)),
+        );
         expectRows('graphile', await s!.graphile.count(), n);
         return metrics;
       },
       pgboss: async () => {
         await s!.pgboss.reset();
-        const metrics = await timedAll(n, () => s!.pgboss.insertInBatches(n, batch, payload));
+        const metrics = await s!.withCpu(n, () =>
+          timedAll(n, () => s!.pgboss.insertInBatches(n, batch, payload)),
+        );
         expectRows('pgboss', await s!.pgboss.count(), n);
         return metrics;
       },
@@ -191,6 +206,8 @@ interface Subjects {
   floorOne(inputs: EnqueueInput[]): Promise<Metrics>;
   floorMany(inputs: EnqueueInput[], batch: number): Promise<Metrics>;
   leaseholdCount(): Promise<number>;
+  /** `run`'s metrics plus the database's and this process's CPU per item over it (µs). */
+  withCpu(items: number, run: () => Promise<Metrics>): Promise<Metrics>;
   close(): Promise<void>;
 }
 
@@ -256,6 +273,18 @@ async function openSubjects(databaseUrl: string): Promise<Subjects> {
         }),
       leaseholdCount: async () =>
         (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM work_items')).rows[0]!.n,
+      withCpu: async (items, run) => {
+        // The admin connection's own backend is left out of the readings.
+        const backends = await backendCpuMs(admin);
+        const client = process.cpuUsage();
+        const metrics = await run();
+        const used = process.cpuUsage(client);
+        return {
+          ...metrics,
+          pg_cpu_us: (backendCpuDelta(backends, await backendCpuMs(admin)) * 1000) / items,
+          client_cpu_us: (used.user + used.system) / items,
+        };
+      },
       close,
     };
   } catch (err) {
