@@ -43,9 +43,9 @@ export async function enqueueMany(db: SqlHandle, inputs: readonly EnqueueInput[]
   if (inputs.length === 0) return [];
   // Captured before the span opens, as `enqueue` does: the items belong to the caller's turn.
   const active = captureTraceContext();
-  const { slots, slotOf } = toSlots(inputs, active);
+  const { slots, slotOf, slotByKey } = toSlots(inputs, active);
   return withSpan('queue.enqueue_many', { 'work.count': inputs.length }, async (span) => {
-    const resolved = await insertOrReuse(db, slots);
+    const resolved = await insertOrReuse(db, slots, slotByKey);
     // The first input of a slot is the one that created it; its repeats found it live.
     const seen = new Set<number>();
     const results = slotOf.map((index) => {
@@ -98,11 +98,17 @@ function toSlots(inputs: readonly EnqueueInput[], active: TraceContext | null) {
     slots.push(slot);
     return slot.slot;
   });
-  return { slots, slotOf };
+  return { slots, slotOf, slotByKey: byKey };
 }
 
-async function insertOrReuse(db: SqlHandle, slots: Slot[]): Promise<EnqueueResult[]> {
+async function insertOrReuse(
+  db: SqlHandle,
+  slots: Slot[],
+  slotByKey: ReadonlyMap<string, number>,
+): Promise<EnqueueResult[]> {
   const resolved: EnqueueResult[] = new Array(slots.length);
+  // A created item is named by the id minted for its slot; a live one is found by its slot's key.
+  const byId = new Map(slots.map((slot) => [slot.id, slot]));
   let pending = slots;
   // As in `enqueue`: a live item committed by a concurrent transaction after the statement's
   // snapshot makes its insert do nothing and stays invisible to the same statement's read.
@@ -114,11 +120,6 @@ async function insertOrReuse(db: SqlHandle, slots: Slot[]): Promise<EnqueueResul
       const slot = slots[unbound.unbound!]!;
       throw new UnknownSessionError(slot.session_id, slot.environment_id);
     }
-    // A created item is named by the id minted for its slot; a live one is found by its slot's key.
-    const byId = new Map(pending.map((slot) => [slot.id, slot]));
-    const byKey = new Map(
-      pending.map((slot) => [slotKey(slot.environment_id, slot.session_id, slot.kind), slot]),
-    );
     for (const row of answered) {
       if (row.created) {
         for (const id of row.createdIds?.split(' ') ?? []) {
@@ -127,8 +128,8 @@ async function insertOrReuse(db: SqlHandle, slots: Slot[]): Promise<EnqueueResul
         }
         continue;
       }
-      const slot = byKey.get(slotKey(row.environmentId!, row.sessionId!, row.kind!));
-      if (slot) resolved[slot.slot] = { created: false, work: toWork(row) };
+      const slot = slotByKey.get(slotKey(row.environmentId!, row.sessionId!, row.kind!));
+      if (slot !== undefined) resolved[slot] = { created: false, work: toWork(row) };
     }
     pending = pending.filter((slot) => resolved[slot.slot] === undefined);
   }
