@@ -11,14 +11,16 @@ const encoder = new TextEncoder();
  */
 export function inJsonbOrder<T extends Record<string, unknown>>(object: T): T {
   const entries = Object.entries(object);
-  if (entries.length > 1) entries.sort(([a], [b]) => compareKeys(a, b));
+  if (entries.length > 1) {
+    // Each key encoded once, not once per comparison.
+    const bytes = new Map(entries.map(([key]) => [key, encoder.encode(key)]));
+    entries.sort(([a], [b]) => compareBytes(bytes.get(a)!, bytes.get(b)!));
+  }
   // fromEntries defines own properties, so a key like `__proto__` stays a key, as in JSON.parse.
   return Object.fromEntries(entries) as T;
 }
 
-function compareKeys(a: string, b: string): number {
-  const x = encoder.encode(a);
-  const y = encoder.encode(b);
+function compareBytes(x: Uint8Array, y: Uint8Array): number {
   if (x.length !== y.length) return x.length - y.length;
   for (let i = 0; i < x.length; i++) {
     if (x[i] !== y[i]) return x[i]! - y[i]!;
