@@ -2,7 +2,9 @@
  * The HTTP floor for the wire cycle: the four work endpoints a worker's cycle uses (poll, ack,
  * heartbeat, stop under /v1/environments/{id}/work/...), on bare `node:http` and a `pg.Pool`
  * of Leasehold's size (10), answering the shapes the cycle's client reads, against
- * Leasehold's own tables.
+ * Leasehold's own tables. The same for the platform lane's claimers (claim, complete and
+ * complete_and_claim under /v1/platform/work/...), with a platform key checked against
+ * `api_keys` in the statement, as `environment_keys` is for the worker's.
  *
  * Each request is ONE named prepared statement that checks the Bearer key (SHA-256 hex, as
  * src/auth/secrets.ts stores it) by joining `environment_keys` and does that endpoint's
@@ -12,7 +14,7 @@
  * framework, no telemetry, no request ids: what is left is the floor for authenticated work
  * over HTTP.
  *
- * Run: `DATABASE_URL=… PORT=… tsx bench/anchors/floor-server.ts` (PORT=0 picks a free port);
+ * Run: `DATABASE_URL=… PORT=… [FLOOR_POOL_SIZE=…] tsx bench/anchors/floor-server.ts` (PORT=0 picks a free port);
  * it prints `floor listening on http://127.0.0.1:<port>` when it accepts requests, and ends
  * on SIGTERM.
  */
@@ -23,8 +25,8 @@ import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import pg from 'pg';
 
-/** Leasehold's pool size (src/db/drivers/node-pg.ts). */
-const POOL_SIZE = 10;
+/** Leasehold's default pool size (src/config.ts), unless `FLOOR_POOL_SIZE` sets another. */
+const POOL_SIZE = Number(process.env.FLOOR_POOL_SIZE ?? 10);
 /** Leasehold's defaults and caps (src/api/routes/work-poll.ts, work-heartbeat.ts, queue/ack.ts, poll.ts). */
 const DEFAULT_RECLAIM_MS = 5_000;
 const MAX_RECLAIM_MS = 600_000;
@@ -49,6 +51,30 @@ const KEY = `k AS (
 const AUTHED = 'EXISTS (SELECT 1 FROM k)';
 /** The wire scope (src/queue/sql.ts `wireScope`): $1 environment id, $3 work id. */
 const SCOPE = `w.id = $3 AND w.environment_id = $1 AND w.lane = 'poll'`;
+
+/** A platform (or admin) API key: $1 its hash. */
+const PLATFORM_KEY = `k AS (
+  SELECT 1 AS ok FROM api_keys
+   WHERE key_hash = $1 AND scope IN ('platform', 'admin')
+     AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()))`;
+/** An available claim-lane item of the kind in parameter `kind` (src/queue/sql.ts `claimable`). */
+const claimable = (kind: string) => `lane = 'claim' AND kind = ${kind}
+  AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))`;
+/** The hand-out of `picked` for the seconds in parameter `ttl`, answering the platform item's columns. */
+const claimed = (ttl: string) => `claimed AS (
+      UPDATE work_items w
+         SET state = 'active', lease_expires_at = now() + ${ttl}::double precision * interval '1 second',
+             updated_at = now(), claims = w.claims + 1
+        FROM picked
+       WHERE w.id = picked.id
+      RETURNING w.id, w.environment_id, w.session_id, w.kind, ${ts('w.lease_expires_at')} AS lease,
+                picked.state = 'active' AS reclaimed, w.claims, w.metadata, w.trace_context)`;
+/** Completes item $2 under its proof $3, for a key that opens the lane. */
+const DONE = `done AS (
+      UPDATE work_items
+         SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()
+       WHERE id = $2 AND state = 'active' AND lease_expires_at = $3::timestamptz AND ${AUTHED}
+      RETURNING id)`;
 
 /**
  * Every statement ends in `FROM k LEFT JOIN <result>`: no row → the key is not this
@@ -146,6 +172,34 @@ const STATEMENTS = {
        WHERE ${SCOPE} AND w.state IN ('queued', 'starting', 'active') AND ${AUTHED}
       RETURNING ${WORK_COLUMNS})
     SELECT stopped.* FROM k LEFT JOIN stopped ON true`,
+  // The platform lane: $1 the API key's hash. One statement each, as Leasehold's queue runs
+  // them (src/queue/claim.ts, complete.ts, complete-and-claim.ts), behind the key's check.
+  // $2 kind, $3 ttl seconds.
+  platformClaim: `WITH ${PLATFORM_KEY},
+    picked AS (
+      SELECT id, state FROM work_items
+       WHERE ${claimable('$2')} AND ${AUTHED}
+       ORDER BY created_at
+       LIMIT 1
+       FOR UPDATE SKIP LOCKED),
+    ${claimed('$3')}
+    SELECT claimed.* FROM k LEFT JOIN claimed ON true`,
+  // $2 work id, $3 lease. `completed` is null when the key does not open the lane.
+  platformComplete: `WITH ${PLATFORM_KEY},
+    ${DONE}
+    SELECT EXISTS (SELECT 1 FROM done) AS completed FROM k`,
+  // $2 work id, $3 lease, $4 kind, $5 ttl seconds: completes, then claims only if it did.
+  platformCompleteAndClaim: `WITH ${PLATFORM_KEY},
+    ${DONE},
+    settled AS (SELECT EXISTS (SELECT 1 FROM done) AS completed),
+    picked AS (
+      SELECT id, state FROM work_items
+       WHERE ${claimable('$4')} AND id <> $2 AND (SELECT completed FROM settled)
+       ORDER BY created_at
+       LIMIT 1
+       FOR UPDATE SKIP LOCKED),
+    ${claimed('$5')}
+    SELECT settled.completed, claimed.* FROM k CROSS JOIN settled LEFT JOIN claimed ON true`,
   // Failure answers only: which failure it was. $1 environment id, $2 work id.
   current: `SELECT ${ts('w.last_heartbeat')} AS last_heartbeat, w.state FROM work_items w
              WHERE w.id = $2 AND w.environment_id = $1 AND w.lane = 'poll'`,
@@ -166,6 +220,19 @@ interface WorkRow {
   stop_requested_at: string | null;
   stopped_at: string | null;
   trace_context?: { traceparent?: string; tracestate?: string } | null;
+}
+
+/** A platform claim's row: all null when nothing was available. */
+interface PlatformItemRow {
+  id: string | null;
+  environment_id: string;
+  session_id: string;
+  kind: string;
+  lease: string;
+  reclaimed: boolean;
+  claims: number;
+  metadata: Record<string, string>;
+  trace_context: { traceparent: string; tracestate?: string } | null;
 }
 
 interface BeatRow {
@@ -251,6 +318,8 @@ function toWire(w: WorkRow) {
 /** Where a handler's one JSON answer goes: node:http's response, or a Response for Hono. */
 interface Sink {
   json(status: number, body: unknown, headers?: Record<string, string>): void;
+  /** An answer with no body (204). */
+  empty(status: number): void;
 }
 
 function nodeSink(res: http.ServerResponse): Sink {
@@ -263,6 +332,10 @@ function nodeSink(res: http.ServerResponse): Sink {
         ...headers,
       });
       res.end(text);
+    },
+    empty(status) {
+      res.writeHead(status);
+      res.end();
     },
   };
 }
@@ -367,12 +440,116 @@ async function stop(req: http.IncomingMessage, res: Sink, env: string, id: strin
   sendJson(res, 200, toWire(row));
 }
 
+/** The kinds and the lease cap Leasehold's platform lane takes (src/api/routes/platform-scope.ts). */
+const KINDS = new Set(['model_turn', 'tool_exec', 'web_exec', 'outputs_harvest', 'mcp_exec']);
+const MAX_LEASE_TTL_SECONDS = 3600;
+
+const badRequest = (message: string) => new HttpError(400, 'invalid_request_error', message);
+const leaseLost = () =>
+  new HttpError(409, 'lease_lost_error', 'the lease is no longer held by this proof', undefined, {
+    'x-should-retry': 'false',
+  });
+
+/** The request's JSON object, with the platform lane's fields checked as far as they are given. */
+async function platformBody(req: http.IncomingMessage): Promise<Record<string, unknown>> {
+  let body: unknown;
+  try {
+    body = JSON.parse(await readBody(req));
+  } catch {
+    throw badRequest('request body is not valid JSON');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw badRequest('request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}
+
+function kindOf(body: Record<string, unknown>): string {
+  if (typeof body.kind !== 'string' || !KINDS.has(body.kind)) throw badRequest('kind is not a work kind');
+  return body.kind;
+}
+
+function ttlOf(body: Record<string, unknown>): number {
+  const ttl = body.ttl_seconds;
+  if (typeof ttl !== 'number' || !(ttl > 0) || ttl > MAX_LEASE_TTL_SECONDS) {
+    throw badRequest(`ttl_seconds must be in (0, ${MAX_LEASE_TTL_SECONDS}]`);
+  }
+  return ttl;
+}
+
+function leaseOf(body: Record<string, unknown>): string {
+  if (typeof body.lease !== 'string' || body.lease === '') throw badRequest('lease is required');
+  return body.lease;
+}
+
+function toPlatformItem(row: PlatformItemRow) {
+  if (row.id === null) return null;
+  return {
+    id: row.id,
+    environment_id: row.environment_id,
+    session_id: row.session_id,
+    kind: row.kind,
+    lease: row.lease,
+    reclaimed: row.reclaimed,
+    claims: row.claims,
+    metadata: row.metadata,
+    trace_context: row.trace_context ?? null,
+  };
+}
+
+/**
+ * A settling statement's row. A lease Postgres cannot read as a timestamp (22007, 22008) is
+ * no proof: the statement runs again with none, so it still checks the key and claims nothing.
+ */
+async function settling<T>(name: StatementName, values: unknown[]): Promise<T> {
+  try {
+    return await authed<T>(name, values);
+  } catch (err) {
+    if (!/^2200[78]$/.test((err as { code?: string }).code ?? '')) throw err;
+    return authed<T>(name, values.with(2, null));
+  }
+}
+
+async function platformClaim(req: http.IncomingMessage, res: Sink) {
+  const hash = keyHash(req);
+  const body = await platformBody(req);
+  const row = await authed<PlatformItemRow>('platformClaim', [hash, kindOf(body), ttlOf(body)]);
+  sendJson(res, 200, toPlatformItem(row));
+}
+
+async function platformComplete(req: http.IncomingMessage, res: Sink, id: string) {
+  const hash = keyHash(req);
+  const body = await platformBody(req);
+  const row = await settling<{ completed: boolean }>('platformComplete', [hash, id, leaseOf(body)]);
+  if (!row.completed) throw leaseLost();
+  res.empty(204);
+}
+
+async function platformCompleteAndClaim(req: http.IncomingMessage, res: Sink, id: string) {
+  const hash = keyHash(req);
+  const body = await platformBody(req);
+  const values = [hash, id, leaseOf(body), kindOf(body), ttlOf(body)];
+  const row = await settling<PlatformItemRow & { completed: boolean }>('platformCompleteAndClaim', values);
+  if (!row.completed) throw leaseLost();
+  sendJson(res, 200, toPlatformItem(row));
+}
+
+const PLATFORM_ROUTE = /^\/v1\/platform\/work\/(?:(claim)|([^/]+)\/(complete|complete_and_claim))$/;
+
 const ROUTE = /^\/v1\/environments\/([^/]+)\/work\/(?:(poll)|([^/]+)\/(ack|heartbeat|stop))$/;
 
 async function handle(req: http.IncomingMessage, res: Sink): Promise<void> {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
-  const m = ROUTE.exec(q < 0 ? url : url.slice(0, q));
+  const path = q < 0 ? url : url.slice(0, q);
+  const p = PLATFORM_ROUTE.exec(path);
+  if (p) {
+    if (req.method !== 'POST') throw new HttpError(405, 'invalid_request_error', 'method not allowed');
+    if (p[1]) return platformClaim(req, res);
+    const id = decodeURIComponent(p[2]!);
+    return p[3] === 'complete' ? platformComplete(req, res, id) : platformCompleteAndClaim(req, res, id);
+  }
+  const m = ROUTE.exec(path);
   if (!m) throw new HttpError(404, 'not_found_error', 'no such endpoint');
   const env = decodeURIComponent(m[1]!);
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
@@ -421,6 +598,9 @@ function honoServer(): http.Server {
           ...headers,
         });
       },
+      empty(status) {
+        response = c.body(null, status as 204);
+      },
     };
     try {
       await answer(c.env.incoming, res);
@@ -438,6 +618,12 @@ function honoServer(): http.Server {
     run(c, (req, res) => heartbeat(req, res, env(c), id(c), query(c))),
   );
   app.post(`${base}/:workId/stop`, (c) => run(c, (req, res) => stop(req, res, env(c), id(c))));
+  const platform = '/v1/platform/work';
+  app.post(`${platform}/claim`, (c) => run(c, (req, res) => platformClaim(req, res)));
+  app.post(`${platform}/:workId/complete`, (c) => run(c, (req, res) => platformComplete(req, res, id(c))));
+  app.post(`${platform}/:workId/complete_and_claim`, (c) =>
+    run(c, (req, res) => platformCompleteAndClaim(req, res, id(c))),
+  );
   return createAdaptorServer({ fetch: app.fetch }) as http.Server;
 }
 

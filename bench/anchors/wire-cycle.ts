@@ -215,11 +215,13 @@ const FLOOR_START_TIMEOUT_MS = 20_000;
 
 /**
  * Starts floor-server.ts in its own process group on a free port; resolves once it listens.
- * `hono` serves the same handlers through Hono on @hono/node-server.
+ * `hono` serves the same handlers through Hono on @hono/node-server; `poolSize` sets its
+ * pool's connections (default: Leasehold's default, 10).
  */
 export async function startFloor(
   databaseUrl: string,
   framework: 'node' | 'hono' = 'node',
+  poolSize?: number,
 ): Promise<FloorServer> {
   const child: ChildProcess = spawn(TSX, [FLOOR_ENTRY], {
     cwd: ROOT,
@@ -229,6 +231,7 @@ export async function startFloor(
       PORT: '0',
       HOST: '127.0.0.1',
       FLOOR_FRAMEWORK: framework,
+      ...(poolSize === undefined ? {} : { FLOOR_POOL_SIZE: String(poolSize) }),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

@@ -13,6 +13,15 @@ export interface LeaseholdServer {
   scriptPid: number;
 }
 
+/** A server of its own, with extra settings (`LEASEHOLD_*`), for a scenario that compares them. */
+export async function startLeaseholdServer(
+  databaseUrl: string,
+  env: Record<string, string>,
+): Promise<LeaseholdServer> {
+  const server = await startServer({ databaseUrl, env });
+  return { server, scriptPid: scriptProcess(server.pid, ENTRY) };
+}
+
 /** How long the server outlives its last user, so the next scenario can take it over. */
 const LINGER_MS = 1_000;
 
