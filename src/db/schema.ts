@@ -282,10 +282,14 @@ export const workItems = pgTable(
     uniqueIndex('work_items_live_slot_key')
       .on(t.sessionId, t.kind)
       .where(sql`${t.state} IN ('queued', 'starting', 'active')`),
-    // Claim lane: oldest first per kind, over the rows a claim may take.
-    index('work_items_claim_idx')
+    // Claim lane: queued items oldest first per kind; held ones by lease, so a claim finds
+    // the lapsed ones without stepping past every item in flight (queue/sql.ts pickClaimable).
+    index('work_items_claim_queued_idx')
       .on(t.kind, t.createdAt)
-      .where(sql`${t.lane} = 'claim' AND ${t.state} IN ('queued', 'active')`),
+      .where(sql`${t.lane} = 'claim' AND ${t.state} = 'queued'`),
+    index('work_items_claim_lease_idx')
+      .on(t.kind, t.leaseExpiresAt)
+      .where(sql`${t.lane} = 'claim' AND ${t.state} = 'active'`),
     // Poll lane: oldest first per environment, over the rows a poll may take.
     index('work_items_poll_idx')
       .on(t.environmentId, t.createdAt)

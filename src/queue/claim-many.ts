@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
-import { claimable, claimedFor, ITEM_COLUMNS } from './sql.js';
+import { claimedFor, ITEM_COLUMNS, pickClaimable } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
 /** The most items one batch claim may take: one statement's worth of row locks and rows. */
@@ -22,13 +22,7 @@ export function claimMany(db: SqlHandle, kind: WorkKind, n: number, ttlMs: numbe
   return withSpan('queue.claim_many', { 'work.kind': kind, 'work.batch_size': n }, async (span) => {
     const items = await rows<Item>(
       db,
-      sql`WITH picked AS (
-        SELECT id, state FROM work_items
-         WHERE ${claimable(kind)}
-         ORDER BY created_at
-         LIMIT ${n}
-         FOR UPDATE SKIP LOCKED
-      ), claimed AS (
+      sql`WITH ${pickClaimable(kind, n)}, claimed AS (
         -- id = ANY(…): the picked rows through the primary key even on a generic plan, whose
         -- guess for LIMIT $n (a tenth of the table) would otherwise hash all of work_items.
         UPDATE work_items w

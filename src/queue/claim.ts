@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
-import { claimable, claimedFor, ITEM_COLUMNS } from './sql.js';
+import { claimedFor, ITEM_COLUMNS, pickClaimable } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
 /**
@@ -22,13 +22,7 @@ export function claim(db: SqlHandle, kind: WorkKind, ttlMs: number): Promise<Ite
   return withSpan('queue.claim', { 'work.kind': kind }, async (span) => {
     const item = await maybeRow<Item>(
       db,
-      sql`WITH picked AS (
-        SELECT id, state FROM work_items
-         WHERE ${claimable(kind)}
-         ORDER BY created_at
-         LIMIT 1
-         FOR UPDATE SKIP LOCKED
-      )
+      sql`WITH ${pickClaimable(kind, 1)}
       UPDATE work_items w
          SET ${claimedFor(ttlMs)}
         FROM picked

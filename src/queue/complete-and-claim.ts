@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { instant } from '../db/instant.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
-import { claimable, claimedFor, ITEM_COLUMNS } from './sql.js';
+import { claimedFor, ITEM_COLUMNS, pickClaimable } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
 /** What `completeAndClaim` did: whether the held item was completed, and the next item, if any. */
@@ -28,8 +28,8 @@ export interface CompleteAndClaimResult {
  * a caller that cannot keep a lease it did not ask for): no completion means no candidate
  * rows, nothing locked or leased.
  *
- * Either way `picked` reads `settled`, so the completion runs to its end before the claim
- * locks anything. Without that, PostgreSQL ran the claim first (the final SELECT reads
+ * Either way the claim's candidate scans read `settled`, so the completion runs to its end
+ * before the claim locks anything. Without that, PostgreSQL ran the claim first (the final SELECT reads
  * `claimed` before `done`), and a step waiting for its held row kept the next item locked
  * meanwhile. A claimer whose snapshot predates our claim can lock our held row (it fails the
  * recheck, but keeps the lock until it commits), so two such steps could wait on each other:
@@ -50,6 +50,9 @@ export function completeAndClaim(
     const held = proof
       ? sql`id = ${item.id} AND state = 'active' AND lease_expires_at = ${proof}`
       : sql`false`;
+    // Never the held item again; and read `settled`, so the completion ends before any lock.
+    const after = sql`AND id <> ${item.id}
+           AND ${options.onlyIfCompleted ? sql`(SELECT completed FROM settled)` : sql`(SELECT completed FROM settled) IS NOT NULL`}`;
     const row = await maybeRow<Item & { completed: boolean; id: string | null }>(
       db,
       sql`WITH done AS (
@@ -59,15 +62,7 @@ export function completeAndClaim(
         RETURNING id
       ), settled AS (
         SELECT EXISTS (SELECT 1 FROM done) AS completed
-      ), picked AS (
-        SELECT id, state FROM work_items
-         WHERE ${claimable(kind)}
-           AND id <> ${item.id}
-           AND ${options.onlyIfCompleted ? sql`(SELECT completed FROM settled)` : sql`(SELECT completed FROM settled) IS NOT NULL`}
-         ORDER BY created_at
-         LIMIT 1
-         FOR UPDATE SKIP LOCKED
-      ), claimed AS (
+      ), ${pickClaimable(kind, 1, after)}, claimed AS (
         UPDATE work_items w
            SET ${claimedFor(ttlMs)}
           FROM picked

@@ -53,13 +53,43 @@ export function wireScope(environmentId: string, workId: string): SQL {
 export const LIVE_STATES = sql.raw(`('queued', 'starting', 'active')`);
 
 /**
- * The claim lane's availability: an item of `kind` that is queued, or active with a lapsed
- * lease (its holder died; the claim reclaims it). Shared by every statement that hands out
- * claim-lane items, so they can never disagree on what may be taken.
+ * The claim lane's hand-out order as CTEs ending in `picked (id, state)`: the `limit` oldest
+ * (by `created_at`) available items of `kind`, locked with `SKIP LOCKED`. Available means
+ * queued, or active with a lapsed lease (its holder died; the claim reclaims it). `also`
+ * narrows both candidate sets further (a step that must wait for its completion reads it
+ * there). Shared by every statement that hands out claim-lane items, so they can never
+ * disagree on what may be taken or in which order.
+ *
+ * Why two scans and not one `state = 'queued' OR (active AND lapsed)`: an index over both
+ * states holds every item in flight, and oldest-first they sit ahead of every queued item,
+ * so each claim stepped past all of them, reading each from the table to find its lease
+ * unexpired — a claim's cost grew with the work in flight. Queued items have an index of
+ * their own, and active ones one ordered by lease, whose lapsed part is usually empty. Each
+ * set gives its `limit` oldest and the older of the two win; a row locked here but not
+ * picked is released when the statement's transaction ends, and it is only ever a lapsed
+ * lease, which is rare.
  */
-export function claimable(kind: string): SQL {
-  return sql`lane = 'claim' AND kind = ${kind}
-           AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))`;
+export function pickClaimable(kind: string, limit: number, also: SQL = sql``): SQL {
+  // A single hand-out's LIMIT is written into the statement: as a parameter, a generic plan
+  // guesses a tenth of the table for it and hashes all of work_items to update one row.
+  const count = limit === 1 ? sql.raw('1') : sql`${limit}`;
+  return sql`queued AS (
+        SELECT id, state, created_at FROM work_items
+         WHERE lane = 'claim' AND kind = ${kind} AND state = 'queued' ${also}
+         ORDER BY created_at
+         LIMIT ${count}
+         FOR UPDATE SKIP LOCKED
+      ), lapsed AS (
+        SELECT id, state, created_at FROM work_items
+         WHERE lane = 'claim' AND kind = ${kind} AND state = 'active' AND lease_expires_at < now() ${also}
+         ORDER BY created_at
+         LIMIT ${count}
+         FOR UPDATE SKIP LOCKED
+      ), picked AS (
+        SELECT id, state FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) c
+         ORDER BY created_at
+         LIMIT ${count}
+      )`;
 }
 
 /** The SET list of a claim-lane hand-out to `w`: a fresh lease of `ttlMs`, one more claim. */

@@ -5,10 +5,10 @@
  * when nothing was active). A statement whose generic plan scans the whole table is a trap
  * that only shows under load; these helpers let a test look at that plan directly.
  */
-import type { SQL } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
-import type { SqlHandle } from '../../src/db/handle.js';
+import { type Database, rows, type SqlHandle } from '../../src/db/handle.js';
 
 /** The statement `op` sends, captured by a handle that answers with `answer` and runs nothing. */
 export async function capture(
@@ -54,4 +54,30 @@ export async function genericPlan(
     await client.query('DEALLOCATE generic_plan_probe').catch(() => {});
     client.release();
   }
+}
+
+/**
+ * What `op` cost in rows of `work_items` read through an index (each one a visit to the
+ * table: PostgreSQL's own per-transaction count), with its result. It runs in a transaction
+ * of its own, so only its statements are counted.
+ */
+export async function workRowsFetched<T>(
+  db: Database,
+  op: (tx: SqlHandle) => Promise<T>,
+): Promise<{ fetched: number; result: T }> {
+  const count = async (tx: SqlHandle) => {
+    const [row] = await rows<{ n: number }>(
+      tx,
+      // Counted per index for index scans, on the table itself for bitmap heap scans.
+      sql`SELECT (pg_stat_get_xact_tuples_fetched('work_items'::regclass)
+                  + (SELECT coalesce(sum(pg_stat_get_xact_tuples_fetched(indexrelid)), 0)
+                       FROM pg_index WHERE indrelid = 'work_items'::regclass))::int AS n`,
+    );
+    return row!.n;
+  };
+  return db.transaction(async (tx) => {
+    const before = await count(tx);
+    const result = await op(tx);
+    return { fetched: (await count(tx)) - before, result };
+  });
 }

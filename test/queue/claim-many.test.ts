@@ -6,6 +6,7 @@ import {
   claim,
   claimMany,
   complete,
+  completeAndClaim,
   completeMany,
   extend,
   LeaseLostError,
@@ -13,7 +14,7 @@ import {
 import type { Item } from '../../src/queue/types.js';
 import { useTestDb } from '../helpers/db.js';
 import { backdateLease, enqueueClaimItems, readWork, seedClaimBacklog } from '../helpers/factories.js';
-import { capture, genericPlan } from '../helpers/plans.js';
+import { capture, genericPlan, workRowsFetched } from '../helpers/plans.js';
 
 const MINUTE = 60_000;
 
@@ -54,6 +55,23 @@ describe.each(['pg', 'pglite'] as const)('claimMany and completeMany (%s)', (dri
     const [again] = await claimMany(t.db, 'model_turn', 5, MINUTE);
     expect(again).toMatchObject({ id: first, reclaimed: true, claims: 2 });
     await expect(complete(t.db, held)).rejects.toThrow(LeaseLostError);
+  });
+
+  it('takes lapsed leases and queued items in one batch, oldest first, stepping past none in flight', async () => {
+    const ids = await queued(600, 'web_exec');
+    // The 500 oldest held; of them the 2nd and the 400th lapse. Then 100 queued.
+    expect(await claimMany(t.db, 'web_exec', 500, MINUTE)).toHaveLength(500);
+    await t.db.execute(
+      sql`UPDATE work_items SET lease_expires_at = now() - interval '1 minute' WHERE id IN (${ids[1]}, ${ids[399]})`,
+    );
+    const { fetched, result } = await workRowsFetched(t.db, (tx) => claimMany(tx, 'web_exec', 4, MINUTE));
+    expect(result.map((i) => [i.id, i.reclaimed])).toEqual([
+      [ids[1], true],
+      [ids[399], true],
+      [ids[500], false],
+      [ids[501], false],
+    ]);
+    expect(fetched).toBeLessThanOrEqual(4 + 4 + 4);
   });
 
   it('completeMany finishes the held items and reports the ones whose lease was lost', async () => {
@@ -112,13 +130,15 @@ describe('claimMany under contention on real PostgreSQL connections', () => {
     expect(left!.n).toBe(0);
   });
 
-  it('claimMany and completeMany reach their rows by id under a generic plan made from stale statistics', async () => {
+  it('every hand-out and completion reaches its rows by id under a generic plan made from stale statistics', async () => {
     await seedClaimBacklog(t.db, 2_000, 'model_turn');
     await t.db.execute(sql`ANALYZE work_items`); // statistics of a backlog with nothing active
     const held = await claimMany(t.db, 'model_turn', 100, MINUTE);
     for (const statement of [
       await capture((db) => claimMany(db, 'model_turn', 100, MINUTE)),
       await capture((db) => completeMany(db, held)),
+      await capture((db) => claim(db, 'model_turn', MINUTE)),
+      await capture((db) => completeAndClaim(db, held[0]!, 'model_turn', MINUTE), [{ completed: true }]),
     ]) {
       const plan = await genericPlan(t.pool!, statement);
       expect(plan).not.toMatch(/Seq Scan on work_items/);

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { rows } from '../../src/db/handle.js';
-import { claim, complete, enqueue, LeaseLostError, poll } from '../../src/queue/index.js';
+import { claim, claimMany, complete, enqueue, LeaseLostError, poll } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import {
   backdateLease,
@@ -10,11 +10,32 @@ import {
   seedClaimBacklog,
   setupSession,
 } from '../helpers/factories.js';
+import { workRowsFetched } from '../helpers/plans.js';
 
 const MINUTE = 60_000;
 
 describe.each(['pg', 'pglite'] as const)('claim (%s)', (driver) => {
   const t = useTestDb(driver);
+
+  /** `n` queued mcp_exec items on the claim lane, oldest first. */
+  const claimableIds = async (n: number) => {
+    const environmentId = await seedClaimBacklog(t.db, n, 'mcp_exec');
+    const found = await rows<{ id: string }>(
+      t.db,
+      sql`SELECT id FROM work_items WHERE environment_id = ${environmentId} ORDER BY created_at`,
+    );
+    return found.map((r) => r.id);
+  };
+
+  /** Puts a claim-lane item in a state: queued, held under a live lease, or held under a lapsed one. */
+  const setStates = (id: string, as: 'queued' | 'held' | 'lapsed') =>
+    t.db.execute(
+      as === 'queued'
+        ? sql`UPDATE work_items SET state = 'queued', lease_expires_at = NULL WHERE id = ${id}`
+        : sql`UPDATE work_items SET state = 'active', claims = 1,
+                     lease_expires_at = now() + ${as === 'held' ? MINUTE : -MINUTE} * interval '1 millisecond'
+               WHERE id = ${id}`,
+    );
 
   it('leases the item for ttl and reports it not reclaimed; an empty lane answers null', async () => {
     const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
@@ -64,6 +85,36 @@ describe.each(['pg', 'pglite'] as const)('claim (%s)', (driver) => {
     await expect(complete(t.db, first)).rejects.toThrow(LeaseLostError);
     await complete(t.db, second);
     expect((await readWork(t.db, first.id))!.state).toBe('stopped');
+  });
+
+  it('hands out the older of a lapsed lease and a queued item, whichever kind of availability it is', async () => {
+    const ids = await claimableIds(4);
+    // Oldest first: queued, lapsed, held (live lease), queued.
+    await setStates(ids[0]!, 'queued');
+    await setStates(ids[1]!, 'lapsed');
+    await setStates(ids[2]!, 'held');
+    await setStates(ids[3]!, 'queued');
+    const order = [];
+    for (
+      let item = await claim(t.db, 'mcp_exec', MINUTE);
+      item;
+      item = await claim(t.db, 'mcp_exec', MINUTE)
+    ) {
+      order.push({ id: item.id, reclaimed: item.reclaimed });
+    }
+    expect(order).toEqual([
+      { id: ids[0], reclaimed: false },
+      { id: ids[1], reclaimed: true },
+      { id: ids[3], reclaimed: false },
+    ]);
+  });
+
+  it('steps past no item in flight: with 1,000 held items older than the queue, a claim reads a handful of rows', async () => {
+    const ids = await claimableIds(1_005);
+    expect(await claimMany(t.db, 'mcp_exec', 1_000, MINUTE)).toHaveLength(1_000);
+    const { fetched, result } = await workRowsFetched(t.db, (tx) => claim(tx, 'mcp_exec', MINUTE));
+    expect(result!.id).toBe(ids[1_000]);
+    expect(fetched).toBeLessThanOrEqual(5);
   });
 
   it('takes a self_hosted tool_exec only by poll and a cloud tool_exec only by claim', async () => {

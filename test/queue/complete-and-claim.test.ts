@@ -2,10 +2,11 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { rows } from '../../src/db/handle.js';
-import { claim, completeAndClaim } from '../../src/queue/index.js';
+import { claim, claimMany, completeAndClaim } from '../../src/queue/index.js';
 import type { Item } from '../../src/queue/types.js';
 import { useTestDb } from '../helpers/db.js';
 import { backdateLease, enqueueClaimItems, readWork, seedClaimBacklog } from '../helpers/factories.js';
+import { workRowsFetched } from '../helpers/plans.js';
 
 const MINUTE = 60_000;
 
@@ -60,6 +61,17 @@ describe.each(['pg', 'pglite'] as const)('completeAndClaim (%s)', (driver) => {
     const held = (await claim(t.db, 'model_turn', MINUTE))!;
     await backdateLease(t.db, held, 2 * MINUTE);
     expect(await completeAndClaim(t.db, held, 'model_turn', MINUTE)).toEqual({ completed: true, next: null });
+  });
+
+  it('steps past no item in flight: with 300 held items older than the queue, a step reads a handful of rows', async () => {
+    const ids = await queued(305, 'web_exec');
+    const held = await claimMany(t.db, 'web_exec', 300, MINUTE);
+    const { fetched, result } = await workRowsFetched(t.db, (tx) =>
+      completeAndClaim(tx, held[0]!, 'web_exec', MINUTE),
+    );
+    expect(result).toMatchObject({ completed: true, next: { id: ids[300] } });
+    // The held item by its key, the next by the queued index: a few rows, not 300.
+    expect(fetched).toBeLessThanOrEqual(6);
   });
 
   it('claims only the asked kind', async () => {
