@@ -57,9 +57,24 @@ const PLATFORM_KEY = `k AS (
   SELECT 1 AS ok FROM api_keys
    WHERE key_hash = $1 AND scope IN ('platform', 'admin')
      AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()))`;
-/** An available claim-lane item of the kind in parameter `kind` (src/queue/sql.ts `claimable`). */
-const claimable = (kind: string) => `lane = 'claim' AND kind = ${kind}
-  AND (state = 'queued' OR (state = 'active' AND lease_expires_at < now()))`;
+/**
+ * The oldest available claim-lane item of the kind in parameter `kind` as `picked`, locked:
+ * the older of the first free queued item and the first lapsed lease, each found through its
+ * own partial index (src/queue/sql.ts `pickClaimable`). `also` narrows both scans.
+ */
+const pickClaimable = (kind: string, also = '') => `queued AS (
+      SELECT id, state, created_at FROM work_items
+       WHERE lane = 'claim' AND kind = ${kind} AND state = 'queued' ${also}
+       ORDER BY created_at LIMIT 1
+       FOR UPDATE SKIP LOCKED),
+    lapsed AS (
+      SELECT id, state, created_at FROM work_items
+       WHERE lane = 'claim' AND kind = ${kind} AND state = 'active' AND lease_expires_at < now() ${also}
+       ORDER BY created_at LIMIT 1
+       FOR UPDATE SKIP LOCKED),
+    picked AS (
+      SELECT id, state FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) c
+       ORDER BY created_at LIMIT 1)`;
 /** The hand-out of `picked` for the seconds in parameter `ttl`, answering the platform item's columns. */
 const claimed = (ttl: string) => `claimed AS (
       UPDATE work_items w
@@ -176,12 +191,7 @@ const STATEMENTS = {
   // them (src/queue/claim.ts, complete.ts, complete-and-claim.ts), behind the key's check.
   // $2 kind, $3 ttl seconds.
   platformClaim: `WITH ${PLATFORM_KEY},
-    picked AS (
-      SELECT id, state FROM work_items
-       WHERE ${claimable('$2')} AND ${AUTHED}
-       ORDER BY created_at
-       LIMIT 1
-       FOR UPDATE SKIP LOCKED),
+    ${pickClaimable('$2', `AND ${AUTHED}`)},
     ${claimed('$3')}
     SELECT claimed.* FROM k LEFT JOIN claimed ON true`,
   // $2 work id, $3 lease. `completed` is null when the key does not open the lane.
@@ -192,12 +202,7 @@ const STATEMENTS = {
   platformCompleteAndClaim: `WITH ${PLATFORM_KEY},
     ${DONE},
     settled AS (SELECT EXISTS (SELECT 1 FROM done) AS completed),
-    picked AS (
-      SELECT id, state FROM work_items
-       WHERE ${claimable('$4')} AND id <> $2 AND (SELECT completed FROM settled)
-       ORDER BY created_at
-       LIMIT 1
-       FOR UPDATE SKIP LOCKED),
+    ${pickClaimable('$4', 'AND id <> $2 AND (SELECT completed FROM settled)')},
     ${claimed('$5')}
     SELECT settled.completed, claimed.* FROM k CROSS JOIN settled LEFT JOIN claimed ON true`,
   // Failure answers only: which failure it was. $1 environment id, $2 work id.

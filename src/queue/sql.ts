@@ -65,9 +65,9 @@ export const LIVE_STATES = sql.raw(`('queued', 'starting', 'active')`);
  * so each claim stepped past all of them, reading each from the table to find its lease
  * unexpired — a claim's cost grew with the work in flight. Queued items have an index of
  * their own, and active ones one ordered by lease, whose lapsed part is usually empty. Each
- * set gives its `limit` oldest and the older of the two win; a row locked here but not
- * picked is released when the statement's transaction ends, and it is only ever a lapsed
- * lease, which is rare.
+ * set gives its `limit` oldest and the oldest of both win. A row locked here but not picked
+ * stays locked (other claimers skip it) until the statement's transaction ends; that happens
+ * only while some lease has lapsed, which is rare.
  */
 export function pickClaimable(kind: string, limit: number, also: SQL = sql``): SQL {
   // A single hand-out's LIMIT is written into the statement: as a parameter, a generic plan
