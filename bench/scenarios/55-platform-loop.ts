@@ -57,7 +57,7 @@ interface Target {
 
 export function scenarios(ctx: BenchContext): Scenario[] {
   const backlog = ctx.smoke ? 2_000 : 10_000;
-  const count = ctx.smoke ? 300 : 4_000;
+  const count = ctx.smoke ? 300 : 3_000;
   let admin: pg.Pool | undefined;
   let lh: LeaseholdServer | undefined;
   let lhSmall: LeaseholdServer | undefined;
@@ -125,11 +125,11 @@ export function scenarios(ctx: BenchContext): Scenario[] {
     floorSmall = await startFloorTarget(SMALL_POOL);
     // An untimed pass of each request path, so the first round does not pay the JIT's warm-up.
     if (!ctx.smoke) {
-      await drain(leasehold(lh), true, 1_500);
-      await drain(leasehold(lh), false, 1_500);
-      await drain(leasehold(lhSmall), true, 1_500);
-      await drain(floor, true, 1_500);
-      await drain(floorSmall, true, 1_500);
+      await drain(leasehold(lh), true, 1_000);
+      await drain(leasehold(lh), false, 1_000);
+      await drain(leasehold(lhSmall), true, 1_000);
+      await drain(floor, true, 1_000);
+      await drain(floorSmall, true, 1_000);
     }
     ctx.log(`platform_loop_http: set up in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   };
