@@ -275,6 +275,11 @@ async function authed<T>(name: StatementName, values: unknown[]): Promise<T> {
   return rows[0]!;
 }
 
+/** Postgres refused a value as a timestamp (22007 invalid format, 22008 out of range). */
+function unreadableTimestamp(err: unknown): boolean {
+  return /^2200[78]$/.test((err as { code?: string }).code ?? '');
+}
+
 function keyHash(req: http.IncomingMessage): string {
   const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
   const secret = m?.[1]?.trim();
@@ -399,7 +404,7 @@ async function heartbeat(
         : await authed<BeatRow>('extendLease', [env, hash, id, ttl, expected]);
   } catch (err) {
     // An echo Postgres cannot read as a timestamp (22007, 22008) matches nothing: a 412.
-    if (!/^2200[78]$/.test((err as { code?: string }).code ?? '')) throw err;
+    if (!unreadableTimestamp(err)) throw err;
   }
   if (row?.state) {
     return sendJson(res, 200, {
@@ -503,14 +508,13 @@ function toPlatformItem(row: PlatformItemRow) {
 }
 
 /**
- * A settling statement's row. A lease Postgres cannot read as a timestamp (22007, 22008) is
- * no proof: the statement runs again with none, so it still checks the key and claims nothing.
+ * A settling statement's row. A lease Postgres cannot read as a timestamp is no proof: the statement runs again with none, so it still checks the key and claims nothing.
  */
 async function settling<T>(name: StatementName, values: unknown[]): Promise<T> {
   try {
     return await authed<T>(name, values);
   } catch (err) {
-    if (!/^2200[78]$/.test((err as { code?: string }).code ?? '')) throw err;
+    if (!unreadableTimestamp(err)) throw err;
     return authed<T>(name, values.with(2, null));
   }
 }

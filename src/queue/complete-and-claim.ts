@@ -29,12 +29,12 @@ export interface CompleteAndClaimResult {
  * rows, nothing locked or leased.
  *
  * Either way the claim's candidate scans read `settled`, so the completion runs to its end
- * before the claim locks anything. Without that, PostgreSQL ran the claim first (the final SELECT reads
- * `claimed` before `done`), and a step waiting for its held row kept the next item locked
- * meanwhile. A claimer whose snapshot predates our claim can lock our held row (it fails the
- * recheck, but keeps the lock until it commits), so two such steps could wait on each other:
- * a deadlock, about once in a few hundred steps at 8–32 loops. A step that waits only while
- * it holds nothing can be in no cycle.
+ * before the claim locks anything. Without that, PostgreSQL ran the claim first (the final
+ * SELECT reads `claimed` before `done`), and a step waiting for its held row kept the next
+ * item locked meanwhile. A claimer whose snapshot predates our claim can lock our held row
+ * (it fails the recheck, but keeps the lock until it commits), so two such steps could wait
+ * on each other: a deadlock, about once in a few hundred steps at 8–32 loops. A step that
+ * waits only while it holds nothing can be in no cycle.
  */
 export function completeAndClaim(
   db: SqlHandle,

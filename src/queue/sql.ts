@@ -53,6 +53,12 @@ export function wireScope(environmentId: string, workId: string): SQL {
 export const LIVE_STATES = sql.raw(`('queued', 'starting', 'active')`);
 
 /**
+ * A single hand-out's LIMIT, written into the statement: as a parameter, a generic plan
+ * guesses a tenth of the table for it and hashes all of work_items to update one row.
+ */
+const ONE = sql.raw('1');
+
+/**
  * The claim lane's hand-out order as CTEs ending in `picked (id, state)`: the `limit` oldest
  * (by `created_at`) available items of `kind`, locked with `SKIP LOCKED`. Available means
  * queued, or active with a lapsed lease (its holder died; the claim reclaims it). `also`
@@ -70,9 +76,7 @@ export const LIVE_STATES = sql.raw(`('queued', 'starting', 'active')`);
  * only while some lease has lapsed, which is rare.
  */
 export function pickClaimable(kind: string, limit: number, also: SQL = sql``): SQL {
-  // A single hand-out's LIMIT is written into the statement: as a parameter, a generic plan
-  // guesses a tenth of the table for it and hashes all of work_items to update one row.
-  const count = limit === 1 ? sql.raw('1') : sql`${limit}`;
+  const count = limit === 1 ? ONE : sql`${limit}`;
   return sql`queued AS (
         SELECT id, state, created_at FROM work_items
          WHERE lane = 'claim' AND kind = ${kind} AND state = 'queued' ${also}

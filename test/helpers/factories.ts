@@ -252,6 +252,15 @@ export async function pollers(db: SqlHandle, environmentId: string): Promise<str
  * tests start from thousands of items without thousands of enqueues.
  */
 export async function seedClaimBacklog(db: SqlHandle, n: number, kind: WorkKind): Promise<string> {
+  return (await seedBacklog(db, n, kind)).environmentId;
+}
+
+/** `seedClaimBacklog`'s items, by id, oldest first. */
+export async function seedClaimItems(db: SqlHandle, n: number, kind: WorkKind): Promise<string[]> {
+  return (await seedBacklog(db, n, kind)).ids;
+}
+
+async function seedBacklog(db: SqlHandle, n: number, kind: WorkKind) {
   const environmentId = await createEnvironment(db, 'cloud');
   const tag = environmentId.slice(-8);
   // Ids in the minted shape (16 random characters, then the row number as 8 digits), so the
@@ -267,7 +276,8 @@ export async function seedClaimBacklog(db: SqlHandle, n: number, kind: WorkKind)
                now() - (${n} - g) * interval '1 microsecond'
           FROM generate_series(1, ${n}) g`,
   );
-  return environmentId;
+  const ids = Array.from({ length: n }, (_, i) => `${workPrefix}${String(i + 1).padStart(8, '0')}`);
+  return { environmentId, ids };
 }
 
 /** `n` items of `kind` enqueued one by one in a fresh cloud environment; their ids, oldest first. */

@@ -13,7 +13,13 @@ import {
 } from '../../src/queue/index.js';
 import type { Item } from '../../src/queue/types.js';
 import { useTestDb } from '../helpers/db.js';
-import { backdateLease, enqueueClaimItems, readWork, seedClaimBacklog } from '../helpers/factories.js';
+import {
+  backdateLease,
+  enqueueClaimItems,
+  readWork,
+  seedClaimBacklog,
+  seedClaimItems,
+} from '../helpers/factories.js';
 import { capture, genericPlan, workRowsFetched } from '../helpers/plans.js';
 
 const MINUTE = 60_000;
@@ -58,7 +64,7 @@ describe.each(['pg', 'pglite'] as const)('claimMany and completeMany (%s)', (dri
   });
 
   it('takes lapsed leases and queued items in one batch, oldest first, stepping past none in flight', async () => {
-    const ids = await queued(600, 'web_exec');
+    const ids = await seedClaimItems(t.db, 600, 'web_exec');
     // The 500 oldest held; of them the 2nd and the 400th lapse. Then 100 queued.
     expect(await claimMany(t.db, 'web_exec', 500, MINUTE)).toHaveLength(500);
     await t.db.execute(

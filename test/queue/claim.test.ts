@@ -8,6 +8,7 @@ import {
   createSession,
   readWork,
   seedClaimBacklog,
+  seedClaimItems,
   setupSession,
 } from '../helpers/factories.js';
 import { workRowsFetched } from '../helpers/plans.js';
@@ -18,17 +19,10 @@ describe.each(['pg', 'pglite'] as const)('claim (%s)', (driver) => {
   const t = useTestDb(driver);
 
   /** `n` queued mcp_exec items on the claim lane, oldest first. */
-  const claimableIds = async (n: number) => {
-    const environmentId = await seedClaimBacklog(t.db, n, 'mcp_exec');
-    const found = await rows<{ id: string }>(
-      t.db,
-      sql`SELECT id FROM work_items WHERE environment_id = ${environmentId} ORDER BY created_at`,
-    );
-    return found.map((r) => r.id);
-  };
+  const claimableIds = (n: number) => seedClaimItems(t.db, n, 'mcp_exec');
 
   /** Puts a claim-lane item in a state: queued, held under a live lease, or held under a lapsed one. */
-  const setStates = (id: string, as: 'queued' | 'held' | 'lapsed') =>
+  const putInState = (id: string, as: 'queued' | 'held' | 'lapsed') =>
     t.db.execute(
       as === 'queued'
         ? sql`UPDATE work_items SET state = 'queued', lease_expires_at = NULL WHERE id = ${id}`
@@ -90,10 +84,10 @@ describe.each(['pg', 'pglite'] as const)('claim (%s)', (driver) => {
   it('hands out the older of a lapsed lease and a queued item, whichever kind of availability it is', async () => {
     const ids = await claimableIds(4);
     // Oldest first: queued, lapsed, held (live lease), queued.
-    await setStates(ids[0]!, 'queued');
-    await setStates(ids[1]!, 'lapsed');
-    await setStates(ids[2]!, 'held');
-    await setStates(ids[3]!, 'queued');
+    await putInState(ids[0]!, 'queued');
+    await putInState(ids[1]!, 'lapsed');
+    await putInState(ids[2]!, 'held');
+    await putInState(ids[3]!, 'queued');
     const order = [];
     for (
       let item = await claim(t.db, 'mcp_exec', MINUTE);

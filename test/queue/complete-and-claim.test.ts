@@ -5,7 +5,13 @@ import { rows } from '../../src/db/handle.js';
 import { claim, claimMany, completeAndClaim } from '../../src/queue/index.js';
 import type { Item } from '../../src/queue/types.js';
 import { useTestDb } from '../helpers/db.js';
-import { backdateLease, enqueueClaimItems, readWork, seedClaimBacklog } from '../helpers/factories.js';
+import {
+  backdateLease,
+  enqueueClaimItems,
+  readWork,
+  seedClaimBacklog,
+  seedClaimItems,
+} from '../helpers/factories.js';
 import { workRowsFetched } from '../helpers/plans.js';
 
 const MINUTE = 60_000;
@@ -64,7 +70,7 @@ describe.each(['pg', 'pglite'] as const)('completeAndClaim (%s)', (driver) => {
   });
 
   it('steps past no item in flight: with 300 held items older than the queue, a step reads a handful of rows', async () => {
-    const ids = await queued(305, 'web_exec');
+    const ids = await seedClaimItems(t.db, 305, 'web_exec');
     const held = await claimMany(t.db, 'web_exec', 300, MINUTE);
     const { fetched, result } = await workRowsFetched(t.db, (tx) =>
       completeAndClaim(tx, held[0]!, 'web_exec', MINUTE),
