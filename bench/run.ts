@@ -67,7 +67,10 @@ async function main(): Promise<void> {
 
   const results: Results = { scenarios: [], ratios: [], goals: [] };
   for (const scenario of scenarios) {
+    const scenarioStarted = performance.now();
     const r = await runScenario(scenario, ctx);
+    // Set-up, every round and teardown: where a run's time goes, against its ~15 min budget.
+    ctx.log(`${scenario.name}: ${((performance.now() - scenarioStarted) / 1000).toFixed(1)} s in all`);
     results.scenarios.push(...r.scenarios);
     results.ratios.push(...r.ratios);
     results.goals.push(...r.goals);
