@@ -25,7 +25,7 @@ import { PGBOSS_POLL_SECONDS, startPgBossPickup } from '../anchors/pickup-pgboss
 import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
 
 /** Samples per round and subject (pg-boss: each costs half a polling interval on average). */
-const FULL = { samples: 500, pgboss: 30, warmup: 20, pgbossWarmup: 1 };
+const FULL = { samples: 300, pgboss: 30, warmup: 20, pgbossWarmup: 1 };
 const SMOKE = { samples: 30, pgboss: 3, warmup: 3, pgbossWarmup: 0 };
 /** The poll's wait: the SDK's cap. A sample is enqueued long before it runs out. */
 const BLOCK_MS = 999;

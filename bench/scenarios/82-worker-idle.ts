@@ -45,7 +45,7 @@ const FULL = {
   idleMs: 12_000,
   streamMs: 30_000,
   streamSettleMs: 8_000,
-  wakeSamples: 40,
+  wakeSamples: 25,
   cycles: 15,
   cold: 3,
   streams: 4,
