@@ -23,7 +23,7 @@ import { launchNatsServer, type NatsServerProcess } from './nats-server.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SCRIPT = 'examples/session-script.json';
 const USER_MESSAGE = 'Say hello from the worker\'s shell, then define "leasehold".';
-/** Bounds: the server's start (tsx compiles, the embedded database migrates), the conversation. */
+/** Bounds: the server's start (bundled if a source changed, the embedded database migrates), the conversation. */
 const START_TIMEOUT_MS = 30_000;
 const CONVERSATION_TIMEOUT_MS = 30_000;
 /** A tool result longer than this many lines is cut when printed. */
@@ -105,11 +105,16 @@ async function startServer(res: Resources, natsUrl: string, adminKey: string): P
     NATS_URL: natsUrl,
     LEASEHOLD_MODEL: `scripted:${path.join(ROOT, SCRIPT)}`,
   });
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'functions/node.ts')], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // As `npm start` runs it.
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, 'scripts/launch.mjs'), path.join(ROOT, 'functions/node.ts')],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   res.server = child;
   const keep = (chunk: Buffer) => {
     res.serverOutput = (res.serverOutput + chunk.toString('utf8')).slice(-64 * 1024);

@@ -293,8 +293,9 @@ function parentOf(pid: number): number | null {
 }
 
 /**
- * The process that runs the server's script under `topPid` (`tsx` runs it in a child node
- * process): the deepest descendant whose command line names `entry`.
+ * The process that runs the server's script under `topPid`: the deepest descendant whose
+ * command line names `entry` (`tsx` runs a script in a child node process, as for the floor),
+ * else `topPid` itself (`npm start`'s launcher imports the script in its own process).
  */
 export function scriptProcess(topPid: number, entry: string): number {
   const pids = readdirSync('/proc')

@@ -1,5 +1,5 @@
 /**
- * Leasehold's real Node server (`tsx functions/node.ts`) for the scenarios that drive it over
+ * Leasehold's real Node server (`npm start`'s `node scripts/launch.mjs functions/node.ts`) for the scenarios that drive it over
  * HTTP, started by the first scenario that needs it and stopped a moment after the last one
  * lets go: scenarios that run back to back (the wire's two, then the platform lane's) share
  * one start instead of paying the server's compile-and-boot each.
@@ -9,7 +9,7 @@ import { scriptProcess } from '../anchors/wire-cycle.js';
 
 export interface LeaseholdServer {
   server: RunningServer;
-  /** The node process that runs functions/node.ts (the server's pid is its `tsx` parent). */
+  /** The node process that runs functions/node.ts (under `npm start`'s launcher, the server's own). */
   scriptPid: number;
 }
 

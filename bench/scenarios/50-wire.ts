@@ -2,7 +2,7 @@
  * The work API over HTTP, as self-hosted workers drive it.
  *
  * - `wire_cycle`: 8 workers loop poll → ack → heartbeat → stop{force} against Leasehold's
- *   real Node server (`tsx functions/node.ts`) and against the HTTP floor for the same work
+ *   real Node server (as `npm start` runs it) and against the HTTP floor for the same work
  *   (bench/anchors/floor-server.ts: bare node:http + pg, one statement per request, the key
  *   checked inside it), and the same floor served through Hono on @hono/node-server
  *   (`floor_hono`: what the framework Leasehold is built on costs by itself). Same client, same backlog, same database; the ratio is Leasehold's

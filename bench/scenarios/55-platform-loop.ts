@@ -1,6 +1,6 @@
 /**
  * platform_loop_http_c8: 8 HTTP claimers drain a 10k backlog through Leasehold's real Node
- * server (`tsx functions/node.ts`; the wire scenarios' one when they ran just before) over
+ * server (as `npm start` runs it; the wire scenarios' one when they ran just before) over
  * loopback keep-alive connections with a platform API key — looping `complete_and_claim`
  * (one request and one statement per item), and for comparison `claim` then `complete` (two
  * of each) — against graphile-worker's own worker loop at concurrency 8 in process, as

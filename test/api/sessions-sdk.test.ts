@@ -1,6 +1,6 @@
 /**
  * The official SDK (`@anthropic-ai/sdk` 1.14.0) against the sessions API of the real Node server
- * (`tsx functions/node.ts` on this file's database, events streamed on LISTEN/NOTIFY):
+ * (`functions/node.ts` as `npm start` runs it, on this file's database, events streamed on LISTEN/NOTIFY):
  * `client.beta.sessions` create/retrieve/list/update/archive/delete and its `events`
  * send/list/stream, with the SDK's own request building, pagination, stream parsing and error
  * classes. Agents and environments are made through the SDK too; logs are seeded and turns run

@@ -1,5 +1,5 @@
 /**
- * Conformance with the official SDK: the real Node server (`tsx functions/node.ts`) as a child
+ * Conformance with the official SDK: the real Node server (`functions/node.ts` as `npm start` runs it) as a child
  * process on a fresh database, driven by `@anthropic-ai/sdk` 1.14.0 over loopback HTTP.
  *
  * Fixtures (environments, sessions, environment keys, work items) are written through the

@@ -1,5 +1,5 @@
 /**
- * The brain as its own process (`functions/brain.ts` under `tsx`, as `npm run brain` runs it)
+ * The brain as its own process (`functions/brain.ts` through scripts/launch.mjs, as `npm run brain` runs it)
  * beside a Node server that runs none (no LEASEHOLD_MODEL), on one PostgreSQL and one
  * nats-server: it answers the sessions' user messages on the scripted model, wakes on the turn
  * channel's NOTIFY, and on SIGTERM stops claiming, finishes the turn in hand and exits 0. It
@@ -19,7 +19,7 @@ import { rows } from '../../src/db/handle.js';
 import { BRAIN_ENTRY, type RunningBrain, startBrain } from '../helpers/brain.js';
 import { openTestDb, type TestDb } from '../helpers/db.js';
 import { freezeServer, type NatsServer, startNatsServer } from '../helpers/nats-server.js';
-import { type RunningServer, serverEnvironment, startServer, TSX } from '../helpers/server.js';
+import { LAUNCH, type RunningServer, serverEnvironment, startServer } from '../helpers/server.js';
 
 const usage = { input_tokens: 5, output_tokens: 3 };
 const ANSWERS = [
@@ -28,7 +28,7 @@ const ANSWERS = [
   'Third answer, finished while draining.',
 ];
 const SCRIPT = ANSWERS.map((text) => ({ content: [{ type: 'text', text }], stop_reason: 'end_turn', usage }));
-/** How long a refused start may take (tsx compiles the entry first). */
+/** How long a refused start may take (a changed source is bundled first). */
 const EXIT_TIMEOUT_MS = 30_000;
 
 let t: TestDb;
@@ -166,7 +166,7 @@ describe('npm run brain beside a server without LEASEHOLD_MODEL', () => {
       void b.exited.then(() => {
         exited = true;
       });
-      // The top process only, as a process manager signals `npm run brain`: tsx relays it.
+      // The brain's process only, as a process manager signals `npm run brain`.
       process.kill(b.pid, 'SIGTERM');
       await until('the drain to begin', async () => b.output().includes('SIGTERM: draining'));
       // Draining: a new session's turn is enqueued and notified, and no slot takes it.
@@ -200,8 +200,8 @@ describe('refusals', () => {
   const runToExit = (settings: Record<string, string>) =>
     new Promise<{ code: number | null; stderr: string }>((resolve) => {
       execFile(
-        TSX,
-        [BRAIN_ENTRY],
+        process.execPath,
+        [LAUNCH, BRAIN_ENTRY],
         { env: { ...serverEnvironment(), ...settings }, timeout: EXIT_TIMEOUT_MS },
         (err, _stdout, stderr) =>
           resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr }),

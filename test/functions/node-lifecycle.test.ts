@@ -1,5 +1,5 @@
 /**
- * The Node entry's lifecycle (`functions/node.ts` under `tsx`, as `npm start` runs it): bad
+ * The Node entry's lifecycle (`functions/node.ts` through scripts/launch.mjs, as `npm start` runs it): bad
  * configuration stops it before it touches anything, and SIGTERM drains it — a long poll in
  * flight is answered, the database connections are closed, and the process exits 0.
  *
@@ -16,13 +16,13 @@ import { issueEnvironmentKey } from '../../src/auth/credentials.js';
 import { maybeRow } from '../../src/db/handle.js';
 import { openTestDb, type TestDb } from '../helpers/db.js';
 import { createEnvironment } from '../helpers/factories.js';
-import { ENTRY, type RunningServer, serverEnvironment, startServer, TSX } from '../helpers/server.js';
+import { ENTRY, LAUNCH, type RunningServer, serverEnvironment, startServer } from '../helpers/server.js';
 
 /** How far into the long poll's wait the signal is sent. */
 const SIGNAL_AFTER_MS = 100;
 /** How long the SDK's fetch (undici) keeps an idle socket open. */
 const KEEP_ALIVE_MS = 4_000;
-/** How long a refused start may take (tsx compiles the entry first). */
+/** How long a refused start may take (a changed source is bundled first). */
 const EXIT_TIMEOUT_MS = 30_000;
 
 interface Exit {
@@ -34,8 +34,8 @@ interface Exit {
 function runToExit(settings: Record<string, string>, cwd: string): Promise<Exit> {
   return new Promise((resolve) => {
     execFile(
-      TSX,
-      [ENTRY],
+      process.execPath,
+      [LAUNCH, ENTRY],
       { cwd, env: { ...serverEnvironment(), ...settings }, timeout: EXIT_TIMEOUT_MS },
       (err, _stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr }),
@@ -104,8 +104,7 @@ describe('SIGTERM', () => {
     const sentAt = Date.now();
     const answer = work.poll(environmentId, { block_ms: 999 }).then((value) => ({ value, at: Date.now() }));
     await new Promise((r) => setTimeout(r, SIGNAL_AFTER_MS));
-    // The top process only, as a process manager running `npm start` signals it: tsx must
-    // relay it to the server.
+    // The server's process only, as a process manager running `npm start` signals it.
     process.kill(server.pid, 'SIGTERM');
     const signalledAt = Date.now();
 

@@ -1,20 +1,20 @@
 /**
- * The brain as its own process (`tsx functions/brain.ts`, what `npm run brain` runs) under the
+ * The brain as its own process (`node scripts/launch.mjs functions/brain.ts`, what `npm run brain` runs) under the
  * same supervisor as the test server (server.ts), for tests that run it beside a Node server
  * on one database and signal it the way a process manager does.
  */
 import path from 'node:path';
-import { ROOT, serverEnvironment, supervise, TSX } from './server.js';
+import { LAUNCH, ROOT, serverEnvironment, supervise } from './server.js';
 
 export const BRAIN_ENTRY = path.join(ROOT, 'functions/brain.ts');
 
-/** How long the brain may take to say it is claiming (tsx compiles on start). */
+/** How long the brain may take to say it is claiming (a changed source is bundled first). */
 const START_TIMEOUT_MS = 30_000;
 
 export interface RunningBrain {
-  /** The pid of the top process (`tsx`, as under `npm run brain`); the script runs in its child. */
+  /** The pid of the brain's process (as under `npm run brain`: one process, the script's). */
   pid: number;
-  /** Settles with the top process's exit code (128 + n when signal n ended it). */
+  /** Settles with the brain's exit code (128 + n when signal n ended it). */
   exited: Promise<number>;
   /** Everything it wrote so far (the last 64 KiB). */
   output(): string;
@@ -27,7 +27,10 @@ export interface RunningBrain {
  * are claiming. Fails with its output when it exits first or does not get there in time.
  */
 export async function startBrain(env: Record<string, string>): Promise<RunningBrain> {
-  const proc = supervise([TSX, BRAIN_ENTRY], { cwd: ROOT, env: { ...serverEnvironment(), ...env } });
+  const proc = supervise([process.execPath, LAUNCH, BRAIN_ENTRY], {
+    cwd: ROOT,
+    env: { ...serverEnvironment(), ...env },
+  });
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (!proc.output().includes('turn slots')) {
     if (proc.hasExited()) {

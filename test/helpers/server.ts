@@ -1,15 +1,15 @@
 /**
- * The real Node server (`tsx functions/node.ts`) as a child process on a free loopback port,
- * for tests that drive it over HTTP the way a deployment is driven.
+ * The real Node server (`node scripts/launch.mjs functions/node.ts`, what `npm start` runs) as a
+ * child process on a free loopback port, for tests that drive it over HTTP the way a
+ * deployment is driven.
  *
  * The server runs under a tiny supervisor (`node -e`) that puts it in its own process group
  * and kills that group when told to, when the server exits, or when the test process goes
  * away without saying so (the supervisor's stdin, a pipe from the test process, closes).
- * `tsx` itself runs the script in a grandchild, so killing only the direct child could
- * orphan the server; killing the group cannot. The supervisor reports the `tsx` pid over IPC,
- * so a test can signal the top process alone (what a process manager running `npm start`
- * does) and read how it ended. `supervise` runs any other entry the same way (the brain:
- * brain.ts).
+ * Killing the group also ends anything the server started. The supervisor reports the
+ * server's pid over IPC, so a test can signal it alone (what a process manager running
+ * `npm start` does) and read how it ended. `supervise` runs any other entry the same way (the
+ * brain: brain.ts).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -21,9 +21,11 @@ import { afterAll, beforeAll } from 'vitest';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+/** What `npm start` and `npm run brain` run their entry with (bundled on a change, then imported). */
+export const LAUNCH = path.join(ROOT, 'scripts/launch.mjs');
 export const ENTRY = path.join(ROOT, 'functions/node.ts');
 
-/** How long the server may take to answer its first request (tsx compiles on start). */
+/** How long the server may take to answer its first request (a changed source is bundled first). */
 const START_TIMEOUT_MS = 30_000;
 /** How long a SIGTERM drain may take before the group is killed outright. */
 const STOP_GRACE_MS = 5_000;
@@ -66,12 +68,9 @@ export interface RunningServer {
    * server then keeps its generated key in `.leasehold/admin-key`).
    */
   adminKey: string;
-  /** The pid of the top process (`tsx`, as under `npm start`); the script runs in its child. */
+  /** The pid of the server's process (as under `npm start`: one process, the script's). */
   pid: number;
-  /**
-   * Settles when the top process has ended: its exit code (128 + n when signal n ended it).
-   * `tsx` exits with its child's code, so a clean drain reads 0.
-   */
+  /** Settles when the server's process has ended: its exit code (128 + n when signal n ended it). */
   exited: Promise<number>;
   /** Everything the server wrote to stderr and stdout so far (the last 64 KiB). */
   output(): string;
@@ -158,7 +157,7 @@ async function startOnce(options: StartOptions, port: number): Promise<RunningSe
   if (dataDir) env.LEASEHOLD_DATA_DIR = path.join(dataDir, 'data');
   Object.assign(env, options.env);
 
-  const proc = supervise([TSX, ENTRY], { cwd: options.cwd ?? ROOT, env });
+  const proc = supervise([process.execPath, LAUNCH, ENTRY], { cwd: options.cwd ?? ROOT, env });
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {

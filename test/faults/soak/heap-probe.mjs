@@ -3,7 +3,7 @@
  * LEASEHOLD_HEAP_PROBE_MS it forces a full garbage collection and appends the heap in use,
  * RSS and open file descriptors to LEASEHOLD_HEAP_PROBE_FILE, one JSON line each. Forcing
  * the collection first is what makes heap growth a measure of what is retained, not of when
- * the collector last ran. Only the server's own process reports (tsx starts it as a child).
+ * the collector last ran. Only the server's process reports, no other node process given it.
  */
 import { appendFileSync, readdirSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
@@ -12,9 +12,9 @@ import { runInNewContext } from 'node:vm';
 const file = process.env.LEASEHOLD_HEAP_PROBE_FILE;
 const every = Number(process.env.LEASEHOLD_HEAP_PROBE_MS ?? 5000);
 
-// tsx's launcher has the script in its argv too, after its own cli; the server's process has
-// it as the entry point itself.
-if (file && process.argv[1]?.endsWith('functions/node.ts')) {
+// `npm start`'s launcher (scripts/launch.mjs) names the entry after itself.
+const script = process.argv[1]?.endsWith('scripts/launch.mjs') ? process.argv[2] : process.argv[1];
+if (file && script?.endsWith('functions/node.ts')) {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc');
   setInterval(() => {
