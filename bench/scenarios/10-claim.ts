@@ -19,7 +19,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
   const backlog = ctx.smoke ? 2_000 : 10_000;
   return [1, 8, 32].map((concurrency) => {
     // Enough items to time well, never more than half the backlog (it stays a backlog).
-    const count = ctx.smoke ? 300 : concurrency === 1 ? 2_000 : 4_000;
+    const count = ctx.smoke ? 300 : concurrency === 1 ? 1_500 : 3_000;
     const bossCount = Math.max(100, Math.floor(count / 10));
     let s: DrainSubjects;
     let script: string;

@@ -55,7 +55,7 @@ export function scenarios(ctx: BenchContext): Scenario[] {
   const small = ctx.smoke ? 2_000 : 10_000;
   const large = ctx.smoke ? 20_000 : 100_000;
   const huge = ctx.smoke ? 30_000 : 1_000_000;
-  const count = ctx.smoke ? 400 : 4_000;
+  const count = ctx.smoke ? 400 : 3_000;
   let main: Backlog | undefined;
   let side: Backlog | undefined;
   let sideLarge: Backlog | undefined;

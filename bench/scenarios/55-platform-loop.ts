@@ -57,7 +57,7 @@ interface Target {
 
 export function scenarios(ctx: BenchContext): Scenario[] {
   const backlog = ctx.smoke ? 2_000 : 10_000;
-  const count = ctx.smoke ? 300 : 3_000;
+  const count = ctx.smoke ? 300 : 2_400;
   let admin: pg.Pool | undefined;
   let lh: LeaseholdServer | undefined;
   let lhSmall: LeaseholdServer | undefined;

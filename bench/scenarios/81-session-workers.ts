@@ -28,7 +28,7 @@ import { openEventStream, sampleLoop } from '../lib/event-stream.js';
 import type { BenchContext, Scenario } from '../lib/harness.js';
 import { fakeModel } from './80-session.js';
 
-const FULL = { samples: 40, warmup: 5 };
+const FULL = { samples: 30, warmup: 5 };
 const SMOKE = { samples: 5, warmup: 1 };
 
 export function scenarios(ctx: BenchContext): Scenario[] {

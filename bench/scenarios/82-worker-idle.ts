@@ -46,7 +46,7 @@ const FULL = {
   streamMs: 30_000,
   streamSettleMs: 8_000,
   wakeSamples: 25,
-  cycles: 15,
+  cycles: 8,
   cold: 3,
   streams: 4,
   delayMs: 20,

@@ -27,7 +27,7 @@ import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { buildWorker, ROOT } from '../../test/helpers/workers.js';
 import type { BenchContext, Metrics, Scenario } from '../lib/harness.js';
 
-const FULL = { samples: 6 };
+const FULL = { samples: 4 };
 const SMOKE = { samples: 2 };
 const PATH = '/console/sign-in';
 const BEFORE = process.env.LEASEHOLD_COLD_START_BEFORE;
