@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// The `leasehold` command: registers tsx (a runtime dependency) so the TypeScript entry runs
-// as it is, with no build step, then hands over to it.
-import { register } from 'tsx/esm/api';
+// The `leasehold` command: runs functions/cli.ts as `npm start` runs the server (a bundle,
+// rebuilt when a source changed; see scripts/launch.mjs), with no build step of the user's.
+import { fileURLToPath } from 'node:url';
+import { runEntry } from '../scripts/launch.mjs';
 
-register();
-await import(new URL('../functions/cli.ts', import.meta.url).href);
+await runEntry(fileURLToPath(new URL('../functions/cli.ts', import.meta.url)), process.argv.slice(2), {
+  quiet: true,
+});

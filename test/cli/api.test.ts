@@ -28,9 +28,9 @@ interface Enqueued {
 }
 
 /**
- * A test here runs up to fifteen binary calls, each a fresh process that
- * starts tsx (≈ 0.5 s of CPU alone); on two cores shared with other test files that has run
- * past the default 30 s. Each call keeps its own 20 s bound (run-bin.ts).
+ * A test here runs up to fifteen binary calls, each a fresh process; on two cores shared with
+ * other test files that has run past the default 30 s. Each call keeps its own 20 s bound
+ * (run-bin.ts).
  */
 const MANY_CALLS_MS = 120_000;
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { serverEnvironment } from '../helpers/server.js';
 
 export const BIN = path.resolve(import.meta.dirname, '../../bin/leasehold.mjs');
-/** One command: tsx start-up plus a request or a migration. */
+/** One command: its start (a rebuild of the bundle after a change) plus a request or a migration. */
 const RUN_TIMEOUT_MS = 20_000;
 
 export interface BinResult {
