@@ -57,7 +57,7 @@ export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
  * A dependency that is there but not answering right now (the database restarting, the pool
  * exhausted): 503 with `retry-after`, so clients back off and retry instead of hanging.
  */
-const temporarilyUnavailable = (message: string, retryAfterSeconds = 1) =>
+export const temporarilyUnavailable = (message: string, retryAfterSeconds = 1) =>
   new ApiError(503, 'overloaded_error', message, { headers: { 'retry-after': String(retryAfterSeconds) } });
 /** A semantic conflict: retrying cannot help, so the SDK is told not to (it retries 409s by default). */
 export const conflict = (message: string, type: ErrorType = 'invalid_request_error') =>

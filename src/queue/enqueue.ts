@@ -152,13 +152,21 @@ const CREATED_AT = sql.raw(ts('w.created_at'));
  * Binds an unbound session as part of the enqueue's statement. Data-modifying CTEs run to
  * completion whether or not anything reads them, and the item's foreign key is checked at
  * the end of the statement, so the new binding is there when it is. A session bound
- * elsewhere is left alone (DO NOTHING) and the item's insert then fails its foreign key.
+ * elsewhere is left alone (DO NOTHING) and the item's insert then fails its foreign key; so
+ * does one whose id's old journal run a housekeeping run is purging right now (`bindSession`
+ * says which, and why the purge's row is locked).
  */
 function bindCte(input: EnqueueInput) {
-  return sql`bind AS (
+  return sql`purge AS MATERIALIZED (
+        SELECT claimed_until FROM journal_purges WHERE run_id = ${input.sessionId} FOR UPDATE
+      ), bind AS (
         INSERT INTO sessions (id, environment_id)
-        SELECT ${input.sessionId}, e.id FROM environments e WHERE e.id = ${input.environmentId}
+        SELECT ${input.sessionId}, e.id FROM environments e
+         WHERE e.id = ${input.environmentId} AND NOT EXISTS (SELECT 1 FROM purge WHERE claimed_until > now())
         ON CONFLICT (id) DO NOTHING
+        RETURNING 1
+      ), cancel AS (
+        DELETE FROM journal_purges WHERE run_id = ${input.sessionId} AND EXISTS (SELECT 1 FROM bind)
       )`;
 }
 

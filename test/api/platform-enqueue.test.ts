@@ -91,6 +91,26 @@ describe('POST /v1/platform/work', () => {
     expect(await boundTo(t.db, p.env.sessionId)).toEqual([p.env.environmentId]);
   });
 
+  it('a deleted session whose journal is being purged is a 503 with retry-after, and binds again once the purge is done', async () => {
+    const p = await platformSetup(t.db);
+    await t.db.execute(
+      sql`INSERT INTO journal_purges (run_id, requested_at, claimed_until)
+          VALUES ('came-back', now() - interval '3 hours', now() + interval '5 minutes')`,
+    );
+    const body = { environment_id: p.env.environmentId, session_id: 'came-back', kind: 'model_turn' };
+    const refused = await p.post('/work', body);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await errorType(refused, 503)).toBe('overloaded_error');
+    expect(await countWork(t.db)).toBe(0);
+    expect(await boundTo(t.db, 'came-back')).toEqual([]);
+
+    // The housekeeping run that held it purged the journal and forgot the row.
+    await t.db.execute(sql`DELETE FROM journal_purges WHERE run_id = 'came-back'`);
+    const res = await p.post('/work', body);
+    expect(res.status).toBe(201);
+    expect(await boundTo(t.db, 'came-back')).toEqual([p.env.environmentId]);
+  });
+
   it('an unknown or malformed environment id is a 404 not_found_error and binds nothing', async () => {
     const p = await platformSetup(t.db);
     for (const environmentId of [newId('env'), 'env_nope', newId('work')]) {

@@ -2,12 +2,29 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { maybeRow, rows, type SqlHandle } from '../../src/db/handle.js';
 import { newId } from '../../src/ids.js';
-import { bindSession } from '../../src/sessions/index.js';
+import { claimJournalPurges } from '../../src/sessions/claim-journal-purges.js';
+import { bindSession, JOURNAL_PURGE_GRACE_MS } from '../../src/sessions/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { createEnvironment } from '../helpers/factories.js';
 
 let n = 0;
 const freshSessionId = () => `sess_bind_${++n}_${Math.random().toString(36).slice(2, 8)}`;
+
+/** A deleted session's purge of `runId`, due now, held by a housekeeping run when `held`. */
+async function pendingPurge(db: SqlHandle, runId: string, held: boolean): Promise<void> {
+  await db.execute(
+    sql`INSERT INTO journal_purges (run_id, requested_at, claimed_until)
+        VALUES (${runId}, now() - interval '3 hours', CASE WHEN ${held} THEN now() + interval '5 minutes' END)`,
+  );
+}
+
+async function purgeHeld(db: SqlHandle, runId: string): Promise<boolean | null> {
+  const row = await maybeRow<{ held: boolean }>(
+    db,
+    sql`SELECT claimed_until > now() AS held FROM journal_purges WHERE run_id = ${runId}`,
+  );
+  return row === null ? null : row.held === true;
+}
 
 async function bindings(db: SqlHandle, sessionId: string): Promise<string[]> {
   const found = await rows<{ environmentId: string }>(
@@ -54,6 +71,25 @@ describe.each(['pg', 'pglite'] as const)('bindSession (%s)', (driver) => {
     expect(await bindings(t.db, session)).toEqual([env]);
   });
 
+  it('an id whose old journal run is being purged is refused as purging and nothing is written', async () => {
+    const env = await createEnvironment(t.db);
+    const session = freshSessionId();
+    await pendingPurge(t.db, session, true);
+    expect(await bindSession(t.db, session, env)).toEqual({ status: 'purging' });
+    expect(await bindings(t.db, session)).toEqual([]);
+    expect(await purgeHeld(t.db, session)).toBe(true);
+  });
+
+  it('an id whose purge is pending but not taken is bound, and the purge is cancelled: the session came back with its journal', async () => {
+    const env = await createEnvironment(t.db);
+    const session = freshSessionId();
+    await pendingPurge(t.db, session, false);
+    expect(await bindSession(t.db, session, env)).toEqual({ status: 'bound', created: true });
+    expect(await bindings(t.db, session)).toEqual([env]);
+    expect(await purgeHeld(t.db, session)).toBe(null);
+    expect(await claimJournalPurges(t.db, JOURNAL_PURGE_GRACE_MS, 60_000, 10)).toEqual([]);
+  });
+
   it('a binding made in a transaction that rolls back does not survive', async () => {
     const env = await createEnvironment(t.db);
     const session = freshSessionId();
@@ -68,7 +104,7 @@ describe.each(['pg', 'pglite'] as const)('bindSession (%s)', (driver) => {
 });
 
 describe('bindSession under concurrency (pg)', () => {
-  const t = useTestDb('pg');
+  const t = useTestDb('pg', { poolSize: 20 });
 
   it('a binding committed while the insert waited on it is seen, not missed', async () => {
     const winner = await createEnvironment(t.db);
@@ -88,6 +124,36 @@ describe('bindSession under concurrency (pg)', () => {
       other.release();
     }
     expect(await bindings(t.db, session)).toEqual([winner]);
+  });
+
+  it('binds racing housekeeping for the same purges: each id is either bound with its purge cancelled, or its purge taken and the bind refused', async () => {
+    const env = await createEnvironment(t.db);
+    for (let round = 0; round < 6; round++) {
+      const ids = Array.from({ length: 40 }, freshSessionId);
+      for (const id of ids) await pendingPurge(t.db, id, false);
+      const taken = new Set<string>();
+      const [outcomes] = await Promise.all([
+        Promise.all(ids.map((id) => bindSession(t.db, id, env))),
+        // Small batches, so the claims interleave with the binds.
+        (async () => {
+          for (;;) {
+            const claims = await claimJournalPurges(t.db, JOURNAL_PURGE_GRACE_MS, 60_000, 3);
+            if (claims.length === 0) return;
+            for (const c of claims) taken.add(c.runId);
+          }
+        })(),
+      ]);
+      for (const [i, id] of ids.entries()) {
+        const held = await purgeHeld(t.db, id);
+        const bound = await bindings(t.db, id);
+        // Never both: a session that exists while its id's purge runs would lose its journal.
+        expect({ id, held, bound: bound.length, outcome: outcomes[i]!.status }).toEqual(
+          taken.has(id)
+            ? { id, held: true, bound: 0, outcome: 'purging' }
+            : { id, held: null, bound: 1, outcome: 'bound' },
+        );
+      }
+    }
   });
 
   it('many concurrent binds of one session to two environments settle on exactly one', async () => {

@@ -7,7 +7,7 @@ import { bindSession } from '../../sessions/index.js';
 import { traceContextFromHeaders } from '../../telemetry/trace-header.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { parseWith, readJson } from '../body.js';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, notFound, temporarilyUnavailable } from '../errors.js';
 import { document } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
@@ -60,6 +60,10 @@ export function registerPlatformEnqueue(app: Hono<AppEnv>): void {
       200: { description: 'a live item of this session and kind already covers it', schema: enqueued(false) },
       400: { description: 'invalid body, or the session is bound to another environment' },
       404: { description: 'no such environment' },
+      503: {
+        description:
+          'the session was deleted by retention and its old journal is being purged right now (retry-after)',
+      },
     },
   });
   app.post(`${PLATFORM_BASE}/work`, async (c) => {
@@ -85,7 +89,7 @@ export function registerPlatformEnqueue(app: Hono<AppEnv>): void {
  * (no such environment, or bound elsewhere), the binding step alone says which, in a
  * transaction that rolls back whatever it did.
  */
-async function bindAndEnqueue(db: Database, input: EnqueueInput): Promise<EnqueueResult> {
+export async function bindAndEnqueue(db: Database, input: EnqueueInput): Promise<EnqueueResult> {
   try {
     return await enqueue(db, { ...input, bindSession: true });
   } catch (err) {
@@ -96,6 +100,11 @@ async function bindAndEnqueue(db: Database, input: EnqueueInput): Promise<Enqueu
     if (binding.status === 'environment_missing') throw notFound('environment not found');
     if (binding.status === 'bound_elsewhere') {
       throw badRequest(`session ${input.sessionId} is bound to another environment`);
+    }
+    if (binding.status === 'purging') {
+      throw temporarilyUnavailable(
+        `session ${input.sessionId} was deleted and its journal is being purged; retry shortly`,
+      );
     }
     return enqueue(tx, input);
   });
