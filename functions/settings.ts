@@ -20,5 +20,6 @@ export function housekeepingOptions(config: Config): HousekeepingOptions {
   return {
     retainStoppedWorkMs: config.retainStoppedWorkMs,
     retainArchivedSessionsMs: config.retainArchivedSessionsMs,
+    retainEmptyPlatformSessionsMs: config.retainEmptyPlatformSessionsMs,
   };
 }

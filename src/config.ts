@@ -116,6 +116,13 @@ export interface Config {
    */
   retainArchivedSessionsMs: number;
   /**
+   * Housekeeping deletes a platform-lane session this long after the stopped-work retention
+   * deleted the last of its items, and then purges its journal
+   * (LEASEHOLD_RETAIN_EMPTY_PLATFORM_SESSIONS); 0, the default, keeps them: the platform may
+   * come back to a session it named, and finds its journal there.
+   */
+  retainEmptyPlatformSessionsMs: number;
+  /**
    * Limits of the journal stream (LEASEHOLD_JOURNAL_MAX_AGE, LEASEHOLD_JOURNAL_MAX_BYTES), set
    * when this process provisions it. Null: unset, so an existing stream keeps whatever limits
    * it has (a process started without them does not undo another's); 0: no limit.
@@ -259,6 +266,11 @@ export function parseConfig(raw: Record<string, unknown>): Config {
       DEFAULT_RETAIN_STOPPED_WORK_MS,
     retainArchivedSessionsMs:
       duration('LEASEHOLD_RETAIN_ARCHIVED_SESSIONS', text('LEASEHOLD_RETAIN_ARCHIVED_SESSIONS')) ?? 0,
+    retainEmptyPlatformSessionsMs:
+      duration(
+        'LEASEHOLD_RETAIN_EMPTY_PLATFORM_SESSIONS',
+        text('LEASEHOLD_RETAIN_EMPTY_PLATFORM_SESSIONS'),
+      ) ?? 0,
     journalMaxAgeMs: duration('LEASEHOLD_JOURNAL_MAX_AGE', text('LEASEHOLD_JOURNAL_MAX_AGE')),
     journalMaxBytes: byteLimit('LEASEHOLD_JOURNAL_MAX_BYTES', text('LEASEHOLD_JOURNAL_MAX_BYTES')),
   };

@@ -21,6 +21,7 @@ describe('parseConfig', () => {
       brainSlots: 4,
       retainStoppedWorkMs: 7 * 86_400_000,
       retainArchivedSessionsMs: 0,
+      retainEmptyPlatformSessionsMs: 0,
       journalMaxAgeMs: null,
       journalMaxBytes: null,
     });
@@ -31,11 +32,13 @@ describe('parseConfig', () => {
       parseConfig({
         LEASEHOLD_RETAIN_STOPPED_WORK: '36h',
         LEASEHOLD_RETAIN_ARCHIVED_SESSIONS: '30d',
+        LEASEHOLD_RETAIN_EMPTY_PLATFORM_SESSIONS: '14d',
         LEASEHOLD_JOURNAL_MAX_AGE: '3600s',
       }),
     ).toMatchObject({
       retainStoppedWorkMs: 36 * 3_600_000,
       retainArchivedSessionsMs: 30 * 86_400_000,
+      retainEmptyPlatformSessionsMs: 14 * 86_400_000,
       journalMaxAgeMs: 3_600_000,
     });
     expect(parseConfig({ LEASEHOLD_RETAIN_STOPPED_WORK: '90m' }).retainStoppedWorkMs).toBe(90 * 60_000);
@@ -47,6 +50,7 @@ describe('parseConfig', () => {
     for (const name of [
       'LEASEHOLD_RETAIN_STOPPED_WORK',
       'LEASEHOLD_RETAIN_ARCHIVED_SESSIONS',
+      'LEASEHOLD_RETAIN_EMPTY_PLATFORM_SESSIONS',
       'LEASEHOLD_JOURNAL_MAX_AGE',
     ]) {
       // No unit, a unit of its own, a fraction, under an hour, over ten years.

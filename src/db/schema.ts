@@ -120,6 +120,11 @@ export const sessions = pgTable(
     lastEventAt: stamp('last_event_at'),
     archivedAt: stamp('archived_at'),
     updatedAt: stamp('updated_at').notNull().defaultNow(),
+    // A platform-lane session's last work item was deleted by the stopped-work retention at
+    // this time (NULL while it has items, or never had its last one retired). Housekeeping
+    // deletes the session a retention after it; an enqueue in between is found then and
+    // clears it. Set only off the hot path: enqueues never write it.
+    emptiedAt: stamp('emptied_at'),
   },
   (t) => [
     index('sessions_environment_idx').on(t.environmentId),
@@ -130,6 +135,8 @@ export const sessions = pgTable(
     index('sessions_list_idx').on(t.createdAt.desc(), t.id.desc()).where(sql`${t.agent} IS NOT NULL`),
     // Housekeeping's retention of archived sessions: the oldest archived first.
     index('sessions_archived_idx').on(t.archivedAt).where(sql`${t.archivedAt} IS NOT NULL`),
+    // And of emptied platform-lane sessions: the longest emptied first.
+    index('sessions_emptied_idx').on(t.emptiedAt).where(sql`${t.emptiedAt} IS NOT NULL`),
     check('sessions_status_check', sql`${t.status} IN ('idle', 'running', 'rescheduling', 'terminated')`),
   ],
 );

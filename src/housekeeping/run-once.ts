@@ -4,7 +4,7 @@
  * idempotent, and safe to overlap with itself. It lives above both so the queue never reaches
  * up into sessions or the journal. Nothing here runs on a timer; `functions/` decides when.
  */
-import type { SqlHandle } from '../db/handle.js';
+import type { Database } from '../db/handle.js';
 import {
   finalizeAbandoned,
   type HousekeepingOptions,
@@ -13,11 +13,17 @@ import {
   retireStoppedWork,
   sampleQueues,
 } from '../queue/index.js';
-import { type JournalProvider, purgeJournals, retireArchivedSessions } from '../sessions/index.js';
+import {
+  type JournalProvider,
+  purgeJournals,
+  retireArchivedSessions,
+  retireEmptyPlatformSessions,
+} from '../sessions/index.js';
 import { withSpan } from '../telemetry/tracing.js';
 
 export interface HousekeepingDeps {
-  db: SqlHandle;
+  /** A database, not a transaction: some steps open transactions of their own. */
+  db: Database;
   /**
    * The journal's stream manager, asked for only when a deleted session's run is due for its
    * purge (a Worker connects to NATS then, not on every cron). Absent: the purges wait for a
@@ -37,6 +43,8 @@ export interface HousekeepingCounts {
   /** Archived sessions deleted after their retention, and the events of their logs. */
   deletedSessions: number;
   deletedEvents: number;
+  /** Platform-lane sessions deleted a retention after their last work item went. */
+  deletedPlatformSessions: number;
   /** Journal runs of deleted sessions purged from the stream. */
   purgedJournals: number;
 }
@@ -56,11 +64,13 @@ export function runOnce(
     const reaped = await reapPolls(deps.db, options);
     const sampled = await sampleQueues(deps.db);
     const pruned = await pruneSamples(deps.db);
-    const deletedWorkItems = await retireStoppedWork(deps.db, options);
+    const touched = new Set<string>();
+    const deletedWorkItems = await retireStoppedWork(deps.db, options, touched);
     const { sessions: deletedSessions, events: deletedEvents } = await retireArchivedSessions(
       deps.db,
       options,
     );
+    const deletedPlatformSessions = await retireEmptyPlatformSessions(deps.db, touched, options);
     const purgedJournals = deps.journal ? await purgeJournals(deps.db, deps.journal, options) : 0;
     return {
       finalized,
@@ -70,6 +80,7 @@ export function runOnce(
       deletedWorkItems,
       deletedSessions,
       deletedEvents,
+      deletedPlatformSessions,
       purgedJournals,
     };
   });

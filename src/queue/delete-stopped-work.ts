@@ -2,17 +2,28 @@ import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { interval } from '../db/time.js';
 
+/** What one `deleteStoppedWork` statement did. */
+export interface StoppedDeletion {
+  deleted: number;
+  /** The sessions whose items it deleted (some may have items left). */
+  sessionIds: string[];
+}
+
 /**
  * Deletes at most `batch` items stopped longer ago than `retainMs`, the longest stopped first
- * (work_items_stopped_idx), and returns how many. `stopped` is terminal, so nothing will
+ * (work_items_stopped_idx), and says how many and of which sessions. `stopped` is terminal, so nothing will
  * touch such an item again; SKIP LOCKED lets two runs at once take disjoint rows.
  *
  * An environment's last answered healthcheck is kept however old: it is what the environment
  * shows as its workers' last answer (`environmentHealthchecks`), and deleting it would turn
  * "answered a month ago" into "never answered".
  */
-export async function deleteStoppedWork(db: SqlHandle, retainMs: number, batch: number): Promise<number> {
-  const row = await maybeRow<{ n: number }>(
+export async function deleteStoppedWork(
+  db: SqlHandle,
+  retainMs: number,
+  batch: number,
+): Promise<StoppedDeletion> {
+  const row = await maybeRow<StoppedDeletion>(
     db,
     sql`WITH picked AS (
       SELECT w.id FROM work_items w
@@ -26,9 +37,11 @@ export async function deleteStoppedWork(db: SqlHandle, retainMs: number, batch: 
        FOR UPDATE OF w SKIP LOCKED
     ), done AS (
       DELETE FROM work_items w USING picked WHERE w.id = picked.id
-      RETURNING 1
+      RETURNING w.session_id
     )
-    SELECT count(*)::int AS n FROM done`,
+    SELECT count(*)::int AS deleted,
+           coalesce(jsonb_agg(DISTINCT session_id) FILTER (WHERE session_id IS NOT NULL), '[]') AS "sessionIds"
+      FROM done`,
   );
-  return row?.n ?? 0;
+  return { deleted: row?.deleted ?? 0, sessionIds: row?.sessionIds ?? [] };
 }

@@ -9,6 +9,11 @@ export interface HousekeepingOptions {
   retainStoppedWorkMs?: number;
   /** Delete API sessions archived longer ago than this (ms); 0, the default, keeps them. */
   retainArchivedSessionsMs?: number;
+  /**
+   * Delete platform-lane sessions this long (ms) after the stopped-work retention deleted the
+   * last of their items; 0, the default, keeps them.
+   */
+  retainEmptyPlatformSessionsMs?: number;
 }
 
 const DEFAULT_MAX_BATCHES = 20;

@@ -12,13 +12,22 @@ import { drain, type HousekeepingOptions } from './drain.js';
 
 const DEFAULT_BATCH = 500;
 
-/** Deletes items stopped longer ago than the retention, in every environment; returns how many. */
-export function retireStoppedWork(db: SqlHandle, options: HousekeepingOptions = {}): Promise<number> {
+/**
+ * Deletes items stopped longer ago than the retention, in every environment; returns how many.
+ * `sessions`, when given, collects the sessions whose items went (for the sessions' own
+ * retention to find those left empty).
+ */
+export function retireStoppedWork(
+  db: SqlHandle,
+  options: HousekeepingOptions = {},
+  sessions?: Set<string>,
+): Promise<number> {
   const retainMs = options.retainStoppedWorkMs ?? DEFAULT_RETAIN_STOPPED_WORK_MS;
   const batch = options.batch ?? DEFAULT_BATCH;
   if (retainMs <= 0) return Promise.resolve(0);
   return drain('queue.delete_stopped_work', options, async () => {
-    const rows = await deleteStoppedWork(db, retainMs, batch);
-    return { rows, more: rows >= batch };
+    const { deleted, sessionIds } = await deleteStoppedWork(db, retainMs, batch);
+    for (const id of sessionIds) sessions?.add(id);
+    return { rows: deleted, more: deleted >= batch };
   });
 }

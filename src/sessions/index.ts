@@ -18,6 +18,7 @@ export {
   type JournalProvider,
   purgeJournals,
   retireArchivedSessions,
+  retireEmptyPlatformSessions,
 } from './retention.js';
 export { SESSION_EVENTS_CHANNEL } from './sql.js';
 export {

@@ -1,7 +1,8 @@
 /**
  * Sessions' retention: what housekeeping deletes once it has been kept long enough — API
- * sessions archived for longer than their retention (whole: row, log, tool calls, work), and
- * the journal runs of deleted sessions (a work item's retention is `queue/retention.ts`).
+ * sessions archived for longer than their retention (whole: row, log, tool calls, work),
+ * platform-lane sessions left without work for longer than theirs, and the journal runs of
+ * deleted sessions (a work item's retention is `queue/retention.ts`).
  * Each step is bounded (`batch` rows a statement, `maxBatches` statements a run; the next run
  * goes on) and safe to overlap with itself: rows are taken with SKIP LOCKED, so two runs
  * delete disjoint rows and their counts add up to what went.
@@ -10,12 +11,15 @@
  * request from the whole log (and from its journal), so events go only with their session.
  */
 import type { JetStreamManager } from '@nats-io/jetstream';
-import type { SqlHandle } from '../db/handle.js';
+import type { Database, SqlHandle } from '../db/handle.js';
 import { purgeRun } from '../journal/index.js';
 import { drain, type HousekeepingOptions } from '../queue/index.js';
 import { claimJournalPurges } from './claim-journal-purges.js';
 import { deleteArchivedSessions } from './delete-archived.js';
+import { deleteEmptiedSessions } from './delete-emptied.js';
 import { forgetJournalPurge } from './forget-journal-purge.js';
+import { lockEmptiedSessions } from './lock-emptied.js';
+import { markEmptiedSessions } from './mark-emptied.js';
 
 export type JournalProvider = () => Promise<JetStreamManager>;
 
@@ -49,6 +53,35 @@ export async function retireArchivedSessions(
     return { rows: done.sessions, more: done.picked >= batch || done.sessions < done.picked };
   });
   return { sessions, events };
+}
+
+/**
+ * Platform-lane sessions have no archive: the platform names them and may come back to one at
+ * any time. One is done with once it has no work left: when the stopped-work retention
+ * deletes the last of its items it is stamped emptied (`touched`: the sessions whose items
+ * that step deleted), and a retention later it is deleted and its journal run queued for a
+ * purge. Each statement pair runs in a transaction of its own: lock, then check and delete
+ * (`deleteEmptiedSessions` says why not in one). A session that got work in between is kept
+ * and unstamped; one that gets work after its deletion is bound anew by that enqueue. Returns
+ * the sessions deleted.
+ */
+export async function retireEmptyPlatformSessions(
+  db: Database,
+  touched: ReadonlySet<string>,
+  options: HousekeepingOptions = {},
+): Promise<number> {
+  const batch = options.batch ?? DEFAULT_BATCH;
+  const ids = [...touched];
+  for (let i = 0; i < ids.length; i += batch) await markEmptiedSessions(db, ids.slice(i, i + batch));
+  const retainMs = options.retainEmptyPlatformSessionsMs ?? 0;
+  if (retainMs <= 0) return 0;
+  return drain('queue.delete_empty_platform_sessions', options, async () => {
+    const { picked, deleted } = await db.transaction(async (tx) => {
+      const locked = await lockEmptiedSessions(tx, retainMs, batch);
+      return { picked: locked.length, ...(await deleteEmptiedSessions(tx, locked)) };
+    });
+    return { rows: deleted, more: picked >= batch };
+  });
 }
 
 /**

@@ -166,6 +166,7 @@ describe.each(['pg', 'pglite'] as const)('housekeeping (%s)', (driver) => {
       deletedWorkItems: 0,
       deletedSessions: 0,
       deletedEvents: 0,
+      deletedPlatformSessions: 0,
       purgedJournals: 0,
     });
     expect(await pollers(t.db, target.environmentId)).toEqual(['live']);
@@ -179,6 +180,7 @@ describe.each(['pg', 'pglite'] as const)('housekeeping (%s)', (driver) => {
       deletedWorkItems: 0,
       deletedSessions: 0,
       deletedEvents: 0,
+      deletedPlatformSessions: 0,
       purgedJournals: 0,
     });
   });
@@ -196,6 +198,7 @@ describe.each(['pg', 'pglite'] as const)('housekeeping (%s)', (driver) => {
       deletedWorkItems: 0,
       deletedSessions: 0,
       deletedEvents: 0,
+      deletedPlatformSessions: 0,
       purgedJournals: 0,
     });
   });

@@ -206,6 +206,7 @@ describe.each(['pg', 'pglite'] as const)('queue samples (%s)', (driver) => {
       deletedWorkItems: 0,
       deletedSessions: 0,
       deletedEvents: 0,
+      deletedPlatformSessions: 0,
       purgedJournals: 0,
     });
     for (const env of [a, b]) expect(await sampleCount(t.db, env)).toBe(1);
