@@ -163,4 +163,32 @@ describe('the Worker under workerd', () => {
       await nc.close();
     }
   });
+
+  it('with LEASEHOLD_RETAIN_EMPTY_PLATFORM_SESSIONS the scheduled handler deletes an emptied platform session in a transaction over the Neon driver and queues its purge', async () => {
+    const { sessionId, kept } = await withDb(async (db) => {
+      const s = await setupSession(db, 'cloud');
+      const other = await setupSession(db, 'cloud');
+      await db.execute(
+        sql`UPDATE sessions SET emptied_at = now() - interval '2 days' WHERE id IN (${s.sessionId}, ${other.sessionId})`,
+      );
+      // Work arrived after the stamp: this one stays. (A kind no other file here claims: the
+      // files share the database.)
+      await enqueue(db, { ...other, kind: 'mcp_exec' });
+      return { sessionId: s.sessionId, kept: other.sessionId };
+    });
+    const ctx = createExecutionContext();
+    const withRetention = { ...(env as object), LEASEHOLD_RETAIN_EMPTY_PLATFORM_SESSIONS: '1d' };
+    await worker.scheduled(createScheduledController({ cron: '* * * * *' }), withRetention as never, ctx);
+    await waitOnExecutionContext(ctx);
+    const left = await withDb((db) =>
+      maybeRow<{ gone: boolean; purge: boolean; kept: boolean }>(
+        db,
+        sql`SELECT NOT EXISTS (SELECT 1 FROM sessions WHERE id = ${sessionId}) AS gone,
+                   EXISTS (SELECT 1 FROM journal_purges WHERE run_id = ${sessionId}) AS purge,
+                   EXISTS (SELECT 1 FROM sessions WHERE id = ${kept} AND emptied_at IS NULL) AS kept`,
+      ),
+    );
+    expect(left).toEqual({ gone: true, purge: true, kept: true });
+    await withDb((db) => db.execute(sql`DELETE FROM work_items WHERE session_id = ${kept}`));
+  });
 });
