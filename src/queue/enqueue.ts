@@ -153,20 +153,18 @@ const CREATED_AT = sql.raw(ts('w.created_at'));
  * completion whether or not anything reads them, and the item's foreign key is checked at
  * the end of the statement, so the new binding is there when it is. A session bound
  * elsewhere is left alone (DO NOTHING) and the item's insert then fails its foreign key; so
- * does one whose id's old journal run a housekeeping run is purging right now (`bindSession`
- * says which, and why the purge's row is locked).
+ * does an id with a journal purge queued (a platform session deleted by retention, come
+ * back): that binding is `bindSession`'s, which locks the purge and cancels or waits for it.
+ * Only a look here, no lock: a purge that this statement cannot see was queued after it
+ * began, and is hours from being taken.
  */
 function bindCte(input: EnqueueInput) {
-  return sql`purge AS MATERIALIZED (
-        SELECT claimed_until FROM journal_purges WHERE run_id = ${input.sessionId} FOR UPDATE
-      ), bind AS (
+  return sql`bind AS (
         INSERT INTO sessions (id, environment_id)
         SELECT ${input.sessionId}, e.id FROM environments e
-         WHERE e.id = ${input.environmentId} AND NOT EXISTS (SELECT 1 FROM purge WHERE claimed_until > now())
+         WHERE e.id = ${input.environmentId}
+           AND NOT EXISTS (SELECT 1 FROM journal_purges p WHERE p.run_id = ${input.sessionId})
         ON CONFLICT (id) DO NOTHING
-        RETURNING 1
-      ), cancel AS (
-        DELETE FROM journal_purges WHERE run_id = ${input.sessionId} AND EXISTS (SELECT 1 FROM bind)
       )`;
 }
 

@@ -1,11 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api/errors.js';
+import { bindAndEnqueue } from '../../src/api/routes/platform-enqueue.js';
 import type { SqlHandle } from '../../src/db/handle.js';
 import { rows } from '../../src/db/handle.js';
 import { newId } from '../../src/ids.js';
 import { WORK_KINDS } from '../../src/queue/types.js';
+import { claimJournalPurges } from '../../src/sessions/claim-journal-purges.js';
+import { JOURNAL_PURGE_GRACE_MS } from '../../src/sessions/index.js';
 import { useTestDb } from '../helpers/db.js';
-import { countWork, createEnvironment, readWork } from '../helpers/factories.js';
+import { countWork, createEnvironment, readWork, setupSession } from '../helpers/factories.js';
 import { errorType, PLATFORM, platformSetup } from '../helpers/platform.js';
 
 const TRACEPARENT = `00-${'4bf92f3577b34da6a3ce929d0e0e4736'}-${'00f067aa0ba902b7'}-01`;
@@ -257,6 +261,55 @@ describe('POST /v1/platform/work', () => {
       expect(await countWork(t.db)).toBe(0);
     } finally {
       await t.db.execute(sql.raw('DROP TRIGGER doomed ON work_items; DROP FUNCTION doomed_insert()'));
+    }
+  });
+});
+
+describe('the platform lane binding ids of deleted sessions, on real PostgreSQL connections', () => {
+  const t = useTestDb('pg', { poolSize: 20 });
+
+  it('enqueues binding ids whose purges housekeeping takes at the same time: each session is bound with its purge cancelled, or refused (503) with its purge taken', async () => {
+    const { environmentId } = await setupSession(t.db, 'cloud');
+    for (let round = 0; round < 6; round++) {
+      const ids = Array.from({ length: 40 }, (_, i) => `sesn_race_${round}_${i}`);
+      await t.db.execute(
+        sql`INSERT INTO journal_purges (run_id, requested_at)
+            SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb), now() - interval '3 hours'`,
+      );
+      const taken = new Set<string>();
+      const [outcomes] = await Promise.all([
+        Promise.all(
+          ids.map((sessionId) =>
+            bindAndEnqueue(t.db, { environmentId, sessionId, kind: 'model_turn' }).then(
+              () => 'queued',
+              (err: Error) => (err instanceof ApiError && err.status === 503 ? 'refused' : err.message),
+            ),
+          ),
+        ),
+        (async () => {
+          for (;;) {
+            const claims = await claimJournalPurges(t.db, JOURNAL_PURGE_GRACE_MS, 60_000, 3);
+            if (claims.length === 0) return;
+            for (const c of claims) taken.add(c.runId);
+          }
+        })(),
+      ]);
+      const state = await rows<{ id: string; held: boolean; bound: boolean; items: number }>(
+        t.db,
+        sql`SELECT i.id, EXISTS (SELECT 1 FROM journal_purges p WHERE p.run_id = i.id) AS held,
+                   EXISTS (SELECT 1 FROM sessions s WHERE s.id = i.id) AS bound,
+                   (SELECT count(*) FROM work_items w WHERE w.session_id = i.id)::int AS items
+              FROM jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb) AS i(id) ORDER BY i.id`,
+      );
+      const byId = new Map(ids.map((id, i) => [id, outcomes[i]]));
+      for (const s of state) {
+        // Never both: a session that exists while its id's purge runs would lose its journal.
+        expect({ ...s, outcome: byId.get(s.id) }).toEqual(
+          taken.has(s.id)
+            ? { id: s.id, held: true, bound: false, items: 0, outcome: 'refused' }
+            : { id: s.id, held: false, bound: true, items: 1, outcome: 'queued' },
+        );
+      }
     }
   });
 });

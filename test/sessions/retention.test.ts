@@ -1,9 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { bindAndEnqueue } from '../../src/api/routes/platform-enqueue.js';
-import { rows, type SqlHandle } from '../../src/db/handle.js';
+import { type Database, rows, type SqlHandle } from '../../src/db/handle.js';
 import { runOnce } from '../../src/housekeeping/index.js';
-import { enqueue } from '../../src/queue/index.js';
 import { retireEmptyPlatformSessions } from '../../src/sessions/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { createEnvironment, createSession, insertWork } from '../helpers/factories.js';
@@ -41,8 +40,8 @@ async function purges(db: SqlHandle): Promise<string[]> {
 }
 
 /** A platform-lane session (named by the caller, bound by its first enqueue) with one item. */
-async function platformSession(db: SqlHandle, environmentId: string, sessionId: string): Promise<string> {
-  const { work } = await enqueue(db, { environmentId, sessionId, kind: 'model_turn', bindSession: true });
+async function platformSession(db: Database, environmentId: string, sessionId: string): Promise<string> {
+  const { work } = await bindAndEnqueue(db, { environmentId, sessionId, kind: 'model_turn' });
   return work.id;
 }
 
