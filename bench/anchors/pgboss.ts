@@ -19,7 +19,18 @@ export interface PgBossAnchor {
 }
 
 export async function pgBossAnchor(url: string): Promise<PgBossAnchor> {
-  const boss = new PgBoss({ connectionString: url, max: 40, schedule: false, supervise: false });
+  // Idle connections go within a second: the claim scenario keeps Leasehold's pool and runs
+  // graphile-worker's beside this one, and at 32 loops pg-boss's idle 32 (pg's default 10 s)
+  // put the three over PostgreSQL's 100 connections in the next round. pg-boss hands its
+  // whole configuration to pg.Pool, though its type does not list the pool's settings.
+  const config = {
+    connectionString: url,
+    max: 40,
+    idleTimeoutMillis: 1_000,
+    schedule: false,
+    supervise: false,
+  };
+  const boss = new PgBoss(config);
   boss.on('error', (err) => console.warn(`[pg-boss] ${err.message}`));
   await boss.start();
   await boss.createQueue(QUEUE);
