@@ -3,10 +3,11 @@ import { maybeRow, type SqlHandle } from '../db/handle.js';
 
 /**
  * Stamps `emptied_at` on those of `sessionIds` that are platform-lane sessions with no work
- * item left, and returns how many it stamped. Run after the statement that deleted their
- * items has committed, so of two retention runs deleting one session's last items at once,
- * the later to commit sees both deletions (in one statement, each would still see the
- * other's items and neither would stamp). An item enqueued after this is found by the
+ * item left, and returns how many it stamped. The deleting statement stamps the sessions it
+ * emptied alone (`deleteStoppedWork`); this is for the rest, run after that statement has
+ * committed, so of two retention runs deleting one session's last items at once, the later
+ * to commit sees both deletions (in their statements each still saw the other's items and
+ * neither stamped). An item enqueued after this is found by the
  * deletion, which leaves the session be.
  */
 export async function markEmptiedSessions(db: SqlHandle, sessionIds: readonly string[]): Promise<number> {

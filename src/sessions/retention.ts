@@ -58,8 +58,9 @@ export async function retireArchivedSessions(
 /**
  * Platform-lane sessions have no archive: the platform names them and may come back to one at
  * any time. One is done with once it has no work left: when the stopped-work retention
- * deletes the last of its items it is stamped emptied (`touched`: the sessions whose items
- * that step deleted), and a retention later it is deleted and its journal run queued for a
+ * deletes the last of its items it is stamped emptied, by the deleting statement itself or,
+ * where two runs at once deleted its last items, here (`touched`: the sessions that step could
+ * not stamp), and a retention later it is deleted and its journal run queued for a
  * purge. Each statement pair runs in a transaction of its own: lock, then check and delete
  * (`deleteEmptiedSessions` says why not in one). A session that got work in between is kept
  * and unstamped; one that gets work after its deletion is bound anew by that enqueue. Returns

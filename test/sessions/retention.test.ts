@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { bindAndEnqueue } from '../../src/api/routes/platform-enqueue.js';
 import { type Database, rows, type SqlHandle } from '../../src/db/handle.js';
 import { runOnce } from '../../src/housekeeping/index.js';
+import { retireStoppedWork } from '../../src/queue/index.js';
 import { retireEmptyPlatformSessions } from '../../src/sessions/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { createEnvironment, createSession, insertWork } from '../helpers/factories.js';
@@ -71,6 +72,24 @@ describe.each(['pg', 'pglite'] as const)('retention of platform-lane sessions (%
       deletedPlatformSessions: 0,
     });
     expect(await sessionRows(t.db)).toEqual([{ id: 'plat-a', emptied: true }]);
+  });
+
+  it('the statement deleting the last items of a session stamps it, so a run cut short after that commit leaves none unstamped', async () => {
+    const env = await createEnvironment(t.db, 'cloud');
+    await platformSession(t.db, env, 'plat-cut');
+    await platformSession(t.db, env, 'plat-left');
+    await insertWork(t.db, { environmentId: env, sessionId: 'plat-left' }, { kind: 'web_exec' });
+    await stopAll(t.db, ['plat-cut'], WEEK + HOUR);
+    await t.db.execute(
+      sql`UPDATE work_items SET state = 'stopped', stopped_at = ${ago(WEEK + HOUR)}
+           WHERE session_id = 'plat-left' AND kind = 'model_turn'`,
+    );
+    // Only the queue's step: the run ends here, before the sessions' own step looks at them.
+    expect(await retireStoppedWork(t.db, RETENTION)).toBe(2);
+    expect(await sessionRows(t.db)).toEqual([
+      { id: 'plat-cut', emptied: true },
+      { id: 'plat-left', emptied: false },
+    ]);
   });
 
   it('an API session losing its items to the retention is never stamped: archival decides its end', async () => {
