@@ -114,16 +114,26 @@ const STATEMENTS = {
             AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND ${AUTHED}
           LIMIT 50
           FOR UPDATE SKIP LOCKED)),
-    picked AS (
-      SELECT id, lease_expires_at IS NULL AS first FROM work_items
-       WHERE environment_id = $1 AND lane = 'poll' AND state IN ('queued', 'starting', 'active')
-         AND CASE WHEN state = 'queued'
-                  THEN lease_expires_at IS NULL
-                       OR lease_expires_at < now() + (5000 - $4::double precision) * interval '1 millisecond'
-                  ELSE lease_expires_at < now() END AND ${AUTHED}
+    queued AS (
+      SELECT id, created_at, lease_expires_at IS NULL AS first FROM work_items
+       WHERE environment_id = $1 AND lane = 'poll' AND state = 'queued'
+         AND (lease_expires_at IS NULL
+              OR lease_expires_at < now() + (5000 - $4::double precision) * interval '1 millisecond')
+         AND ${AUTHED}
        ORDER BY created_at
        LIMIT 1
        FOR UPDATE SKIP LOCKED),
+    lapsed AS (
+      SELECT id, created_at, false AS first FROM work_items
+       WHERE environment_id = $1 AND lane = 'poll' AND state IN ('starting', 'active')
+         AND lease_expires_at < now() AND ${AUTHED}
+       ORDER BY created_at
+       LIMIT 1
+       FOR UPDATE SKIP LOCKED),
+    picked AS (
+      SELECT id, first FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) c
+       ORDER BY created_at
+       LIMIT 1),
     handed AS (
       UPDATE work_items w
          SET id = CASE WHEN picked.first THEN w.id ELSE $5 END,

@@ -297,10 +297,14 @@ export const workItems = pgTable(
     index('work_items_claim_lease_idx')
       .on(t.kind, t.leaseExpiresAt)
       .where(sql`${t.lane} = 'claim' AND ${t.state} = 'active'`),
-    // Poll lane: oldest first per environment, over the rows a poll may take.
-    index('work_items_poll_idx')
+    // Poll lane, the same split per environment: queued items oldest first (a reservation
+    // stays queued), started and running ones by lease (queue/poll.ts).
+    index('work_items_poll_queued_idx')
       .on(t.environmentId, t.createdAt)
-      .where(sql`${t.lane} = 'poll' AND ${t.state} IN ('queued', 'starting', 'active')`),
+      .where(sql`${t.lane} = 'poll' AND ${t.state} = 'queued'`),
+    index('work_items_poll_lease_idx')
+      .on(t.environmentId, t.leaseExpiresAt)
+      .where(sql`${t.lane} = 'poll' AND ${t.state} IN ('starting', 'active')`),
     // Abandoned wind-downs are found per environment (poll) and globally (housekeeping).
     index('work_items_stopping_idx').on(t.environmentId).where(sql`${t.state} = 'stopping'`),
     // The work API's list: newest first by (created_at, id) within an environment.

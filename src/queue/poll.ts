@@ -42,6 +42,12 @@ export const DEFAULT_RECLAIM_MS = 5_000;
  * a client that listed the item can still address it. Metadata, trace context and
  * created_at carry over.
  *
+ * Queued items are found oldest first in one index and lapsed leases in another, by lease
+ * (work_items_poll_queued_idx, work_items_poll_lease_idx), and the older of the two first
+ * found is handed out: a poll never steps past the environment's items in flight, however
+ * many workers hold one. When both scans find a row, the one not handed out stays locked
+ * until the statement's transaction ends (other polls skip it meanwhile).
+ *
  * The same statement finalizes up to FINALIZE_BATCH abandoned wind-downs of the environment
  * (stopping, lease lapsed or absent): never re-offered, settled `stopped`. A data-modifying
  * CTE runs whether or not anything is picked; SKIP LOCKED keeps concurrent polls from
@@ -75,17 +81,24 @@ export function poll(
             LIMIT ${FINALIZE_BATCH}
             FOR UPDATE SKIP LOCKED)
         RETURNING 1
-      ), picked AS (
-        SELECT id, lease_expires_at IS NULL AS first FROM work_items
-         WHERE environment_id = ${environmentId} AND lane = 'poll'
-           AND state IN ('queued', 'starting', 'active')
-           AND CASE WHEN state = 'queued'
-                    THEN lease_expires_at IS NULL
-                         OR lease_expires_at < now() + ${interval(DEFAULT_RECLAIM_MS - reclaimMs)}
-                    ELSE lease_expires_at < now() END
+      ), queued AS (
+        SELECT id, created_at, lease_expires_at IS NULL AS first FROM work_items
+         WHERE environment_id = ${environmentId} AND lane = 'poll' AND state = 'queued'
+           AND (lease_expires_at IS NULL OR lease_expires_at < now() + ${interval(DEFAULT_RECLAIM_MS - reclaimMs)})
          ORDER BY created_at
          LIMIT 1
          FOR UPDATE SKIP LOCKED
+      ), lapsed AS (
+        SELECT id, created_at, false AS first FROM work_items
+         WHERE environment_id = ${environmentId} AND lane = 'poll' AND state IN ('starting', 'active')
+           AND lease_expires_at < now()
+         ORDER BY created_at
+         LIMIT 1
+         FOR UPDATE SKIP LOCKED
+      ), picked AS (
+        SELECT id, first FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) c
+         ORDER BY created_at
+         LIMIT 1
       )
       UPDATE work_items w
          SET id = CASE WHEN picked.first THEN w.id ELSE ${newId('work')} END,

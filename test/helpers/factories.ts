@@ -260,8 +260,16 @@ export async function seedClaimItems(db: SqlHandle, n: number, kind: WorkKind): 
   return (await seedBacklog(db, n, kind)).ids;
 }
 
-async function seedBacklog(db: SqlHandle, n: number, kind: WorkKind) {
-  const environmentId = await createEnvironment(db, 'cloud');
+/** `n` queued tool_exec items of a fresh self_hosted environment's poll lane, oldest first. */
+export async function seedPollItems(
+  db: SqlHandle,
+  n: number,
+): Promise<{ environmentId: string; ids: string[] }> {
+  return seedBacklog(db, n, 'tool_exec', 'poll');
+}
+
+async function seedBacklog(db: SqlHandle, n: number, kind: WorkKind, lane: 'claim' | 'poll' = 'claim') {
+  const environmentId = await createEnvironment(db, lane === 'poll' ? 'self_hosted' : 'cloud');
   const tag = environmentId.slice(-8);
   // Ids in the minted shape (16 random characters, then the row number as 8 digits), so the
   // HTTP routes, which check an id's shape, take them too.
@@ -272,7 +280,7 @@ async function seedBacklog(db: SqlHandle, n: number, kind: WorkKind) {
   );
   await db.execute(
     sql`INSERT INTO work_items (id, environment_id, session_id, kind, lane, created_at)
-        SELECT ${workPrefix} || lpad(g::text, 8, '0'), ${environmentId}, ${`sesn_${tag}_`} || g, ${kind}, 'claim',
+        SELECT ${workPrefix} || lpad(g::text, 8, '0'), ${environmentId}, ${`sesn_${tag}_`} || g, ${kind}, ${lane},
                now() - (${n} - g) * interval '1 microsecond'
           FROM generate_series(1, ${n}) g`,
   );

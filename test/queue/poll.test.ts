@@ -24,10 +24,12 @@ import {
   lapseLease,
   leaseWindowMs,
   readWork,
+  seedPollItems,
   setCreatedAt,
   setupSession,
   wireWork,
 } from '../helpers/factories.js';
+import { capture, genericPlan, workRowsFetched } from '../helpers/plans.js';
 
 const WORK_ID = /^work_[0-9a-hjkmnp-tv-z]{24}$/;
 const TRACE = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'v=1' };
@@ -228,6 +230,36 @@ describe.each(['pg', 'pglite'] as const)('poll (%s)', (driver) => {
     expect((await readWork(t.db, held.id))!.state).toBe('starting');
   });
 
+  it('steps past no item in flight: with 1,000 started or active items older than the queue, a poll reads a handful of rows', async () => {
+    const { environmentId, ids } = await seedPollItems(t.db, 1_005);
+    await t.db.execute(
+      sql`UPDATE work_items SET state = CASE WHEN right(id, 1) IN ('0', '5') THEN 'starting' ELSE 'active' END,
+                                acknowledged_at = now(), started_at = now(), claims = 1,
+                                lease_expires_at = now() + interval '1 minute'
+           WHERE environment_id = ${environmentId} AND id < ${ids[1_000]!}`,
+    );
+    const { fetched, result } = await workRowsFetched(t.db, (tx) => poll(tx, environmentId, 60_000));
+    expect(result!.id).toBe(ids[1_000]);
+    expect(fetched).toBeLessThanOrEqual(5);
+  });
+
+  it('with queued, reserved, held and lapsed items mixed, hands out the oldest available one first', async () => {
+    const { environmentId, ids } = await seedPollItems(t.db, 6);
+    const set = (id: string, change: ReturnType<typeof sql>) =>
+      t.db.execute(sql`UPDATE work_items SET ${change} WHERE id = ${id}`);
+    await set(ids[0]!, sql`lease_expires_at = now() + interval '1 minute'`); // reserved just now
+    await set(ids[1]!, sql`state = 'active', claims = 1, lease_expires_at = now() - interval '1 second'`);
+    await set(ids[2]!, sql`state = 'starting', claims = 1, lease_expires_at = now() + interval '1 minute'`);
+    await set(ids[3]!, sql`lease_expires_at = now() - interval '1 minute'`); // reserved long ago
+    await set(ids[4]!, sql`state = 'starting', claims = 1, lease_expires_at = now() - interval '1 second'`);
+    // A re-hand-out mints a new id; each seeded item has a session of its own, ending in its number.
+    const order: string[] = [];
+    for (let w = await poll(t.db, environmentId, 1_000); w; w = await poll(t.db, environmentId, 1_000)) {
+      order.push(w.sessionId!.split('_').pop()!);
+    }
+    expect(order).toEqual(['2', '4', '5', '6']);
+  });
+
   it('serves only its own environment', async () => {
     const a = await setupSession(t.db);
     const b = await setupSession(t.db);
@@ -398,6 +430,18 @@ describe('poll on real PostgreSQL connections', () => {
     expect(hits[0]!.id).not.toBe(first!.id);
     expect(hits[0]!.claims).toBe(2);
     expect(await countWork(t.db)).toBe(1);
+  });
+
+  it('under a generic plan made from stale statistics, a poll reads the queue and the leases by their indexes, never the table whole', async () => {
+    const { environmentId } = await seedPollItems(t.db, 2_000);
+    await t.db.execute(sql`ANALYZE work_items`); // statistics of a queue with nothing in flight
+    const plan = await genericPlan(
+      t.pool!,
+      await capture((db) => poll(db, environmentId, 60_000, 'worker-1')),
+    );
+    expect(plan).not.toMatch(/Seq Scan on work_items/);
+    expect(plan).toMatch(/Index Scan using work_items_poll_queued_idx/);
+    expect(plan).toMatch(/Index Scan using work_items_poll_lease_idx/);
   });
 
   it('concurrent polls over several items hand each out exactly once', async () => {
