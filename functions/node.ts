@@ -19,7 +19,7 @@ import { type Config, ConfigError, parseConfig } from '../src/config.js';
 import { registerConsole } from '../src/console/index.js';
 import { connectPg, listenPg, migratePg } from '../src/db/drivers/node-pg.js';
 import type { Database } from '../src/db/handle.js';
-import { runOnce } from '../src/housekeeping/index.js';
+import { runOnce, vacuumSchedule } from '../src/housekeeping/index.js';
 import { connectJournal } from '../src/journal/connect.js';
 import { ensureJournalStream } from '../src/journal/stream.js';
 import { TURN_CHANNEL } from '../src/loop/index.js';
@@ -44,6 +44,8 @@ const log = {
 interface Storage {
   db: Database;
   description: string;
+  /** The embedded PGlite: no autovacuum runs there, so housekeeping vacuums. */
+  embedded: boolean;
   close(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ async function openStorage(config: Config, hubs: Hubs): Promise<Storage> {
     return {
       db: conn.db,
       description: 'PostgreSQL (DATABASE_URL)',
+      embedded: false,
       close: async () => {
         await listener.close();
         await conn.close();
@@ -105,6 +108,7 @@ async function openStorage(config: Config, hubs: Hubs): Promise<Storage> {
   return {
     db: lite.db,
     description: `embedded PGlite in ${dataDir}`,
+    embedded: true,
     close: async () => {
       await unlisten();
       await unlistenSessions();
@@ -232,12 +236,22 @@ async function main(): Promise<void> {
     db: storage.db,
     journal: journal ? () => jetstreamManager(journal.nc) : undefined,
   };
+  // No autovacuum runs in the embedded database: housekeeping vacuums it, the churned tables
+  // every run and the whole database at the first run and once a day (logged with its stall).
+  const vacuumScope = storage.embedded ? vacuumSchedule() : null;
   const timer =
     config.housekeepingEveryMs > 0
       ? setInterval(() => {
-          housekeeping = runOnce(housekeepingDeps, housekeepingOptions(config)).catch((err: Error) =>
-            log.warn('housekeeping', { error: err.message }),
-          );
+          const vacuum = vacuumScope?.(performance.now());
+          const started = performance.now();
+          housekeeping = runOnce({ ...housekeepingDeps, vacuum }, housekeepingOptions(config))
+            .then(() => {
+              if (vacuum !== 'database') return;
+              log.info(
+                `housekeeping vacuumed the embedded database (the run took ${Math.round(performance.now() - started)} ms)`,
+              );
+            })
+            .catch((err: Error) => log.warn('housekeeping', { error: err.message }));
         }, config.housekeepingEveryMs)
       : undefined;
 

@@ -4,3 +4,4 @@
  */
 
 export { type HousekeepingCounts, type HousekeepingDeps, runOnce } from './run-once.js';
+export { type VacuumScope, vacuumSchedule } from './vacuum.js';

@@ -20,6 +20,7 @@ import {
   retireEmptyPlatformSessions,
 } from '../sessions/index.js';
 import { withSpan } from '../telemetry/tracing.js';
+import { type VacuumScope, vacuum } from './vacuum.js';
 
 export interface HousekeepingDeps {
   /** A database, not a transaction: some steps open transactions of their own. */
@@ -30,6 +31,12 @@ export interface HousekeepingDeps {
    * run that has one.
    */
   journal?: JournalProvider;
+  /**
+   * For a database with no autovacuum (the embedded PGlite): the run vacuums the churned
+   * tables, or the whole database with fresh statistics, after the retention (`vacuum.ts`).
+   * Absent: PostgreSQL's autovacuum does it.
+   */
+  vacuum?: VacuumScope;
 }
 export interface HousekeepingCounts {
   finalized: number;
@@ -47,13 +54,17 @@ export interface HousekeepingCounts {
   deletedPlatformSessions: number;
   /** Journal runs of deleted sessions purged from the stream. */
   purgedJournals: number;
+  /** VACUUM statements run (only where `vacuum` is asked for). */
+  vacuumed: number;
 }
 
 /**
  * One housekeeping pass, as a cron trigger runs it; one span, so a run is one trace. The
  * sample is taken after finalize and reap, so it sees the queue they leave behind. Retention
- * follows (rows deleted after their configured time), and the journal purges come last: they
- * are the one step that needs NATS, so an outage there fails the run with every other step done.
+ * follows (rows deleted after their configured time), then the vacuum where the database has
+ * no autovacuum (the space the retention freed is reusable at once), and the journal purges
+ * come last: they are the one step that needs NATS, so an outage there fails the run with
+ * every other step done.
  */
 export function runOnce(
   deps: HousekeepingDeps,
@@ -71,6 +82,7 @@ export function runOnce(
       options,
     );
     const deletedPlatformSessions = await retireEmptyPlatformSessions(deps.db, touched, options);
+    const vacuumed = deps.vacuum ? await vacuum(deps.db, deps.vacuum) : 0;
     const purgedJournals = deps.journal ? await purgeJournals(deps.db, deps.journal, options) : 0;
     return {
       finalized,
@@ -82,6 +94,7 @@ export function runOnce(
       deletedEvents,
       deletedPlatformSessions,
       purgedJournals,
+      vacuumed,
     };
   });
 }

@@ -10,6 +10,7 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../helpers/server.js';
@@ -137,5 +138,27 @@ describe('npm start with no configuration', () => {
       id: workId,
       state: 'stopped',
     });
+  });
+});
+
+describe('the embedded database, which no autovacuum reaches', () => {
+  it('is vacuumed by housekeeping: a run vacuums the whole database at the first run and says how long the run took', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'leasehold-embedded-vacuum-'));
+    const s = await startServer({
+      databaseUrl: null,
+      adminKey: null,
+      cwd: dir,
+      env: { LEASEHOLD_HOUSEKEEPING_EVERY_MS: '100' },
+    });
+    try {
+      const said = /housekeeping vacuumed the embedded database \(the run took \d+ ms\)/;
+      const deadline = Date.now() + 30_000;
+      while (!said.test(s.output()) && Date.now() < deadline) await setTimeout(50);
+      expect(s.output()).toMatch(said);
+      expect(s.output()).not.toContain('warn: housekeeping');
+    } finally {
+      await s.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

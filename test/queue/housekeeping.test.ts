@@ -168,6 +168,7 @@ describe.each(['pg', 'pglite'] as const)('housekeeping (%s)', (driver) => {
       deletedEvents: 0,
       deletedPlatformSessions: 0,
       purgedJournals: 0,
+      vacuumed: 0,
     });
     expect(await pollers(t.db, target.environmentId)).toEqual(['live']);
     // The sample is taken after the reap: only the live worker counts.
@@ -182,6 +183,7 @@ describe.each(['pg', 'pglite'] as const)('housekeeping (%s)', (driver) => {
       deletedEvents: 0,
       deletedPlatformSessions: 0,
       purgedJournals: 0,
+      vacuumed: 0,
     });
   });
 
@@ -200,6 +202,7 @@ describe.each(['pg', 'pglite'] as const)('housekeeping (%s)', (driver) => {
       deletedEvents: 0,
       deletedPlatformSessions: 0,
       purgedJournals: 0,
+      vacuumed: 0,
     });
   });
 });

@@ -178,6 +178,7 @@ describe.each(['pg', 'pglite'] as const)('retention (%s)', (driver) => {
       deletedSessions: 0,
       deletedEvents: 0,
       purgedJournals: 0,
+      vacuumed: 0,
     });
     expect(await workIds(t.db)).toEqual(kept);
     expect(await logOf(t.db, archived)).toMatchObject({ events: 3, calls: 1 });

@@ -208,6 +208,7 @@ describe.each(['pg', 'pglite'] as const)('queue samples (%s)', (driver) => {
       deletedEvents: 0,
       deletedPlatformSessions: 0,
       purgedJournals: 0,
+      vacuumed: 0,
     });
     for (const env of [a, b]) expect(await sampleCount(t.db, env)).toBe(1);
     expect(await sampleCount(t.db, archived)).toBe(0);
