@@ -137,7 +137,7 @@ export type ModelSetting = { kind: 'scripted'; file: string } | { kind: 'anthrop
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_DATA_DIR = '.leasehold/data';
 const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
+export const DAY_MS = 24 * HOUR_MS;
 /** A week: long enough to look into what a stopped item did, short enough to bound the table. */
 export const DEFAULT_RETAIN_STOPPED_WORK_MS = 7 * DAY_MS;
 /** The `pg` pool's size (src/db/drivers/node-pg.ts). */

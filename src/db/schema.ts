@@ -298,7 +298,7 @@ export const workItems = pgTable(
       .on(t.kind, t.leaseExpiresAt)
       .where(sql`${t.lane} = 'claim' AND ${t.state} = 'active'`),
     // Poll lane, the same split per environment: queued items oldest first (a reservation
-    // stays queued), started and running ones by lease (queue/poll.ts).
+    // stays queued), started and running ones by lease (queue/sql.ts pickPollable).
     index('work_items_poll_queued_idx')
       .on(t.environmentId, t.createdAt)
       .where(sql`${t.lane} = 'poll' AND ${t.state} = 'queued'`),

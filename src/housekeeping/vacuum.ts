@@ -7,6 +7,7 @@
  * vacuum by themselves; hosts on them never ask for this.
  */
 import { sql } from 'drizzle-orm';
+import { DAY_MS } from '../config.js';
 import type { SqlHandle } from '../db/handle.js';
 
 /**
@@ -42,8 +43,6 @@ export async function vacuum(db: SqlHandle, scope: VacuumScope): Promise<number>
   for (const table of CHURNED) await db.execute(sql`VACUUM ${sql.identifier(table)}`);
   return CHURNED.length;
 }
-
-export const DAY_MS = 86_400_000;
 
 /**
  * Which scope each run of a host vacuums: the whole database at its first run and then once

@@ -4,7 +4,7 @@ import { interval } from '../db/time.js';
 import { newId } from '../ids.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { recordPollCtes } from './record-poll.js';
-import { WORK_COLUMNS } from './sql.js';
+import { pickPollable, WORK_COLUMNS } from './sql.js';
 import type { Work } from './types.js';
 
 /** Abandoned wind-downs a single poll finalizes at most; the rest drain on later polls. */
@@ -42,11 +42,8 @@ export const DEFAULT_RECLAIM_MS = 5_000;
  * a client that listed the item can still address it. Metadata, trace context and
  * created_at carry over.
  *
- * Queued items are found oldest first in one index and lapsed leases in another, by lease
- * (work_items_poll_queued_idx, work_items_poll_lease_idx), and the older of the two first
- * found is handed out: a poll never steps past the environment's items in flight, however
- * many workers hold one. When both scans find a row, the one not handed out stays locked
- * until the statement's transaction ends (other polls skip it meanwhile).
+ * The order is `pickPollable`'s, the claim lane's two scans per environment: a poll never
+ * steps past the environment's items in flight, however many workers hold one.
  *
  * The same statement finalizes up to FINALIZE_BATCH abandoned wind-downs of the environment
  * (stopping, lease lapsed or absent): never re-offered, settled `stopped`. A data-modifying
@@ -81,25 +78,7 @@ export function poll(
             LIMIT ${FINALIZE_BATCH}
             FOR UPDATE SKIP LOCKED)
         RETURNING 1
-      ), queued AS (
-        SELECT id, created_at, lease_expires_at IS NULL AS first FROM work_items
-         WHERE environment_id = ${environmentId} AND lane = 'poll' AND state = 'queued'
-           AND (lease_expires_at IS NULL OR lease_expires_at < now() + ${interval(DEFAULT_RECLAIM_MS - reclaimMs)})
-         ORDER BY created_at
-         LIMIT 1
-         FOR UPDATE SKIP LOCKED
-      ), lapsed AS (
-        SELECT id, created_at, false AS first FROM work_items
-         WHERE environment_id = ${environmentId} AND lane = 'poll' AND state IN ('starting', 'active')
-           AND lease_expires_at < now()
-         ORDER BY created_at
-         LIMIT 1
-         FOR UPDATE SKIP LOCKED
-      ), picked AS (
-        SELECT id, first FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) c
-         ORDER BY created_at
-         LIMIT 1
-      )
+      ), ${pickPollable(environmentId, interval(DEFAULT_RECLAIM_MS - reclaimMs))}
       UPDATE work_items w
          SET id = CASE WHEN picked.first THEN w.id ELSE ${newId('work')} END,
              state = 'queued', last_heartbeat = NULL, heartbeats = 0, acknowledged_at = NULL, started_at = NULL,

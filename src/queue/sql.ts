@@ -59,41 +59,74 @@ export const LIVE_STATES = sql.raw(`('queued', 'starting', 'active')`);
 const ONE = sql.raw('1');
 
 /**
- * The claim lane's hand-out order as CTEs ending in `picked (id, state)`: the `limit` oldest
- * (by `created_at`) available items of `kind`, locked with `SKIP LOCKED`. Available means
- * queued, or active with a lapsed lease (its holder died; the claim reclaims it). `also`
- * narrows both candidate sets further (a step that must wait for its completion reads it
- * there). Shared by every statement that hands out claim-lane items, so they can never
- * disagree on what may be taken or in which order.
+ * Both lanes' hand-out order as CTEs ending in `picked (<picks>)`: the `limit` oldest (by
+ * `created_at`) rows of two candidate sets, `queued` (free queued items) and `lapsed` (held
+ * items whose lease lapsed: the holder died), each read with `columns` and locked with
+ * `SKIP LOCKED`.
  *
- * Why two scans and not one `state = 'queued' OR (active AND lapsed)`: an index over both
- * states holds every item in flight, and oldest-first they sit ahead of every queued item,
- * so each claim stepped past all of them, reading each from the table to find its lease
- * unexpired — a claim's cost grew with the work in flight. Queued items have an index of
- * their own, and active ones one ordered by lease, whose lapsed part is usually empty. Each
- * set gives its `limit` oldest and the oldest of both win. A row locked here but not picked
- * stays locked (other claimers skip it) until the statement's transaction ends; that happens
- * only while some lease has lapsed, which is rare.
+ * Why two scans and not one `queued OR lapsed`: an index over both states holds every item in
+ * flight, and oldest-first they sit ahead of every queued item, so each hand-out stepped past
+ * all of them, reading each from the table to find its lease unexpired — its cost grew with
+ * the work in flight. Queued items have an index of their own, and held ones one ordered by
+ * lease, whose lapsed part is usually empty. Each set gives its `limit` oldest and the oldest
+ * of both win. A row locked here but not picked stays locked (other takers skip it) until
+ * the statement's transaction ends; that happens only while some lease has lapsed, which is
+ * rare.
  */
-export function pickClaimable(kind: string, limit: number, also: SQL = sql``): SQL {
+function pickOldest(columns: SQL, picks: SQL, queued: SQL, lapsed: SQL, limit: number): SQL {
   const count = limit === 1 ? ONE : sql`${limit}`;
   return sql`queued AS (
-        SELECT id, state, created_at FROM work_items
-         WHERE lane = 'claim' AND kind = ${kind} AND state = 'queued' ${also}
+        SELECT ${columns} FROM work_items WHERE ${queued}
          ORDER BY created_at
          LIMIT ${count}
          FOR UPDATE SKIP LOCKED
       ), lapsed AS (
-        SELECT id, state, created_at FROM work_items
-         WHERE lane = 'claim' AND kind = ${kind} AND state = 'active' AND lease_expires_at < now() ${also}
+        SELECT ${columns} FROM work_items WHERE ${lapsed}
          ORDER BY created_at
          LIMIT ${count}
          FOR UPDATE SKIP LOCKED
       ), picked AS (
-        SELECT id, state FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) c
+        SELECT ${picks} FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) c
          ORDER BY created_at
          LIMIT ${count}
       )`;
+}
+
+/**
+ * The claim lane's hand-out order, ending in `picked (id, state)`: the `limit` oldest
+ * available items of `kind` (work_items_claim_queued_idx, work_items_claim_lease_idx).
+ * Available means queued, or active with a lapsed lease (the claim reclaims it). `also`
+ * narrows both candidate sets further (a step that must wait for its completion reads it
+ * there). Shared by every statement that hands out claim-lane items, so they can never
+ * disagree on what may be taken or in which order.
+ */
+export function pickClaimable(kind: string, limit: number, also: SQL = sql``): SQL {
+  return pickOldest(
+    sql`id, state, created_at`,
+    sql`id, state`,
+    sql`lane = 'claim' AND kind = ${kind} AND state = 'queued' ${also}`,
+    sql`lane = 'claim' AND kind = ${kind} AND state = 'active' AND lease_expires_at < now() ${also}`,
+    limit,
+  );
+}
+
+/**
+ * The poll lane's hand-out order, ending in `picked (id, first)`: the oldest available item of
+ * the environment (work_items_poll_queued_idx, work_items_poll_lease_idx). Available means
+ * queued and never reserved, or reserved before `now() + reservedBefore` (the poll's own
+ * reclaim window: see poll.ts), or starting/active with a lapsed lease. `first`: never
+ * handed out before (no reservation, no lease).
+ */
+export function pickPollable(environmentId: string, reservedBefore: SQL): SQL {
+  return pickOldest(
+    sql`id, created_at, lease_expires_at IS NULL AS first`,
+    sql`id, first`,
+    sql`environment_id = ${environmentId} AND lane = 'poll' AND state = 'queued'
+         AND (lease_expires_at IS NULL OR lease_expires_at < now() + ${reservedBefore})`,
+    sql`environment_id = ${environmentId} AND lane = 'poll' AND state IN ('starting', 'active')
+         AND lease_expires_at < now()`,
+    1,
+  );
 }
 
 /** The SET list of a claim-lane hand-out to `w`: a fresh lease of `ttlMs`, one more claim. */

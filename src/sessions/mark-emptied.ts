@@ -7,8 +7,8 @@ import { maybeRow, type SqlHandle } from '../db/handle.js';
  * emptied alone (`deleteStoppedWork`); this is for the rest, run after that statement has
  * committed, so of two retention runs deleting one session's last items at once, the later
  * to commit sees both deletions (in their statements each still saw the other's items and
- * neither stamped). An item enqueued after this is found by the
- * deletion, which leaves the session be.
+ * neither stamped). An item enqueued after this is found by the deletion, which leaves the
+ * session be.
  */
 export async function markEmptiedSessions(db: SqlHandle, sessionIds: readonly string[]): Promise<number> {
   if (sessionIds.length === 0) return 0;

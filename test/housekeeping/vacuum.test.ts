@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { DAY_MS } from '../../src/config.js';
 import { rows, type SqlHandle } from '../../src/db/handle.js';
 import { runOnce, vacuumSchedule } from '../../src/housekeeping/index.js';
-import { DAY_MS } from '../../src/housekeeping/vacuum.js';
 import { useTestDb } from '../helpers/db.js';
 import { createEnvironment } from '../helpers/factories.js';
 

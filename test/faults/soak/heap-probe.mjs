@@ -1,9 +1,10 @@
 /**
  * Loaded into the server under test with `node --import` (through NODE_OPTIONS): every
  * LEASEHOLD_HEAP_PROBE_MS it forces a full garbage collection and appends the heap in use,
- * RSS and open file descriptors (and how many of them are sockets) to LEASEHOLD_HEAP_PROBE_FILE, one JSON line each. Forcing
- * the collection first is what makes heap growth a measure of what is retained, not of when
- * the collector last ran. Only the server's process reports, no other node process given it.
+ * RSS and open file descriptors (and how many of them are sockets) to
+ * LEASEHOLD_HEAP_PROBE_FILE, one JSON line each. Forcing the collection first is what makes
+ * heap growth a measure of what is retained, not of when the collector last ran. Only the
+ * server's process reports, no other node process given it.
  */
 import { appendFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
