@@ -14,6 +14,7 @@ import { createApp } from '../src/api/app.js';
 import { PollGate } from '../src/api/poll-gate.js';
 import type { ApiDeps, JournalDeps } from '../src/api/types.js';
 import { WakeHub } from '../src/api/wake.js';
+import { ADMIN_KEY_REPLACED } from '../src/auth/configured-admin-key.js';
 import { ensureConfiguredAdminKey, hasAdminKey, issueApiKey } from '../src/auth/credentials.js';
 import { type Config, ConfigError, parseConfig } from '../src/config.js';
 import { registerConsole } from '../src/console/index.js';
@@ -149,7 +150,7 @@ async function startBrain(
 /** Makes sure someone can administer the server: the configured key, or a generated one on disk. */
 async function ensureAdmin(db: Database, config: Config): Promise<void> {
   if (config.adminKey) {
-    await ensureConfiguredAdminKey(db, config.adminKey);
+    if (!(await ensureConfiguredAdminKey(db, config.adminKey))) log.warn(ADMIN_KEY_REPLACED);
     return;
   }
   if (await hasAdminKey(db)) return;

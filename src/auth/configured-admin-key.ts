@@ -8,6 +8,11 @@
  * is ensured again (retiring the earlier value's key, as a changed setting does on Node). A
  * failed ensure is not remembered, so the next request tries again.
  *
+ * A value that a newer one has replaced stays revoked (see `ensureConfiguredAdminKey`): the
+ * isolate remembers it like any other, and the ensure that finds it so calls `onReplaced`
+ * (the host logs it), since that key will not authenticate until the isolate is given the
+ * current value.
+ *
  * Requests that arrive before the first ensure has finished each run their own rather than
  * wait on it: the statement is idempotent, and on Workers a database connection belongs to the
  * request that opened it — a request awaiting another's would hang if that one were cancelled.
@@ -16,16 +21,21 @@ import type { SqlHandle } from '../db/handle.js';
 import { ensureConfiguredAdminKey } from './credentials.js';
 import { digestsEqual, hashSecret } from './secrets.js';
 
+/** Logged where a host is still configured with an admin key that a newer value has replaced. */
+export const ADMIN_KEY_REPLACED =
+  'LEASEHOLD_ADMIN_KEY holds a value that a newer one has replaced, so it is not a live key: configure the current value, or a fresh one to roll back';
+
 export class ConfiguredAdminKey {
   private ensured: string | null = null;
 
   /** Makes `secret` a live admin key unless this object already did. */
-  async ensure(db: SqlHandle, secret: string): Promise<void> {
+  async ensure(db: SqlHandle, secret: string, onReplaced?: () => void): Promise<void> {
     const digest = await hashSecret(secret);
     // The configured value's digest against the one this app ensured: compared in constant time
     // like every digest here, though both sides come from the configuration, not a caller.
     if (this.ensured !== null && digestsEqual(digest, this.ensured)) return;
-    await ensureConfiguredAdminKey(db, secret);
+    const live = await ensureConfiguredAdminKey(db, secret);
     this.ensured = digest;
+    if (!live) onReplaced?.();
   }
 }

@@ -158,21 +158,43 @@ export async function revokeApiKey(db: SqlHandle, keyId: string): Promise<boolea
 }
 
 /**
- * Makes `secret` (from LEASEHOLD_ADMIN_KEY) a live admin key, and revokes any admin key an
- * earlier value of the setting created, so changing the setting rotates the key. Run at
- * start on Node, and once per isolate on Workers (`configured-admin-key.ts`).
+ * Makes `secret` (from LEASEHOLD_ADMIN_KEY) a live admin key and revokes the keys earlier
+ * values of the setting created, so changing the setting rotates the key. Run at start on
+ * Node, and once per isolate on Workers (`configured-admin-key.ts`).
+ *
+ * A rotation is not instant everywhere: replicas not yet restarted and Worker isolates of the
+ * previous version still hold the old value, and start (or restart) with it for a while. So
+ * only a newer value retires an older one: a value some later value has replaced stays
+ * revoked when it is ensured again, and retires nothing. Otherwise each start would take the
+ * key back from the other side and the admin key would flip between the two values for as
+ * long as both are deployed. The cost: a replaced value never comes back, so a rollback
+ * configures a fresh value. The newest value revoked through the API does come back live
+ * (that is how an operator who revoked every admin key gets one back).
+ *
+ * Resolves to whether the key is live: false for a value a newer one has replaced.
  */
-export async function ensureConfiguredAdminKey(db: SqlHandle, secret: string): Promise<void> {
+export async function ensureConfiguredAdminKey(db: SqlHandle, secret: string): Promise<boolean> {
   const hash = await hashSecret(secret);
-  await db.execute(
-    sql`WITH retired AS (
+  const row = await maybeRow<{ live: boolean }>(
+    db,
+    sql`WITH mine AS (
+      INSERT INTO api_keys (id, name, scope, key_hash, source)
+      VALUES (${newId('apikey')}, 'configured admin key', 'admin', ${hash}, 'config')
+      ON CONFLICT (key_hash) DO UPDATE
+         SET revoked_at = CASE WHEN EXISTS (SELECT 1 FROM api_keys newer
+                                             WHERE newer.source = 'config'
+                                               AND newer.created_at > api_keys.created_at)
+                               THEN api_keys.revoked_at END,
+             scope = 'admin', source = 'config'
+      RETURNING created_at, revoked_at
+    ), retired AS (
       UPDATE api_keys SET revoked_at = now()
        WHERE source = 'config' AND key_hash <> ${hash} AND revoked_at IS NULL
+         AND created_at < (SELECT created_at FROM mine)
     )
-    INSERT INTO api_keys (id, name, scope, key_hash, source)
-    VALUES (${newId('apikey')}, 'configured admin key', 'admin', ${hash}, 'config')
-    ON CONFLICT (key_hash) DO UPDATE SET revoked_at = NULL, scope = 'admin', source = 'config'`,
+    SELECT revoked_at IS NULL AS live FROM mine`,
   );
+  return row!.live;
 }
 
 /** True when at least one live admin key exists (the embedded default creates one if not). */

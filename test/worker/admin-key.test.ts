@@ -226,4 +226,43 @@ describe('LEASEHOLD_ADMIN_KEY on the Worker', () => {
     expect((await send('/v1/api_keys', { key: adminKey, adminKey, handler: next })).status).toBe(200);
     expect(await keyRow(adminKey)).toMatchObject({ revoked: false });
   });
+
+  it('during a gradual deployment, isolates still given the replaced value take nothing back: the new key works on every isolate, the old on none, and they warn once', async () => {
+    const older = freshKey();
+    const newer = freshKey();
+    const isolate = async (name: string) =>
+      ((await import(/* @vite-ignore */ `../../functions/worker.js?isolate=${name}`)) as { default: Handler })
+        .default;
+    const oldVersion = await isolate(`old-${older}`);
+    const newVersion = await isolate(`new-${newer}`);
+    expect((await send('/v1/api_keys', { key: older, adminKey: older, handler: oldVersion })).status).toBe(
+      200,
+    );
+    expect((await send('/v1/api_keys', { key: newer, adminKey: newer, handler: newVersion })).status).toBe(
+      200,
+    );
+
+    // The platform keeps starting isolates of the old version until the rollout ends.
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const oldAgain = await isolate(`old-again-${older}`);
+      await expect401(await send('/v1/api_keys', { key: older, adminKey: older, handler: oldAgain }));
+      await expect401(await send('/v1/api_keys', { key: older, adminKey: older, handler: oldAgain }));
+      expect(
+        warn.mock.calls.filter(([m]) => String(m).includes('LEASEHOLD_ADMIN_KEY holds a value')),
+      ).toHaveLength(1);
+      const deployed = [
+        [oldVersion, older],
+        [oldAgain, older],
+        [newVersion, newer],
+      ] as const;
+      for (const [handler, adminKey] of deployed) {
+        expect((await send('/v1/api_keys', { key: newer, adminKey, handler })).status).toBe(200);
+      }
+    } finally {
+      warn.mockRestore();
+    }
+    expect(await keyRow(older)).toMatchObject({ source: 'config', revoked: true });
+    expect(await keyRow(newer)).toMatchObject({ source: 'config', revoked: false });
+  });
 });

@@ -11,7 +11,7 @@ import { API_KEYS, keyNotFound, keyParam } from './management-scope.js';
  * POST /v1/api_keys/{id}/revoke — the key stops authenticating with the next request to this
  * replica (within `CREDENTIAL_TTL_MS` on every other), even when it is the caller's own. Idempotent (204 again); unknown → 404. Revoking every admin
  * key is recoverable: the Node entry restores one at its next start (LEASEHOLD_ADMIN_KEY's
- * comes back live, or a new one is generated). On Workers the next start is a new isolate
+ * comes back live unless a newer value has replaced it, or a new one is generated). On Workers the next start is a new isolate
  * (a deploy, a changed secret, or whenever the platform starts one): LEASEHOLD_ADMIN_KEY's
  * comes back with its first authenticated request, so a configured key is retired for good
  * by removing the setting, then revoking it here.
