@@ -1,3 +1,3 @@
-DROP INDEX "work_items_claim_idx";--> statement-breakpoint
-CREATE INDEX "work_items_claim_queued_idx" ON "work_items" USING btree ("kind","created_at") WHERE "work_items"."lane" = 'claim' AND "work_items"."state" = 'queued';--> statement-breakpoint
-CREATE INDEX "work_items_claim_lease_idx" ON "work_items" USING btree ("kind","lease_expires_at") WHERE "work_items"."lane" = 'claim' AND "work_items"."state" = 'active';
+DROP INDEX IF EXISTS "work_items_claim_idx";--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "work_items_claim_queued_idx" ON "work_items" USING btree ("kind","created_at") WHERE "work_items"."lane" = 'claim' AND "work_items"."state" = 'queued';--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "work_items_claim_lease_idx" ON "work_items" USING btree ("kind","lease_expires_at") WHERE "work_items"."lane" = 'claim' AND "work_items"."state" = 'active';

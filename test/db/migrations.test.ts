@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { connectPg, migratePg } from '../../src/db/drivers/node-pg.js';
 import { migratePglite, openPglite } from '../../src/db/drivers/pglite.js';
@@ -132,6 +134,69 @@ describe('migrating from many replicas at once', () => {
         );
       } finally {
         await Promise.all(conns.map((c) => c.close()));
+      }
+    });
+  });
+});
+
+/** The migrations folder as a release that ended at migration `last` shipped it. */
+async function migrationsUpTo(last: number): Promise<{ folder: string; done(): Promise<void> }> {
+  const folder = await mkdtemp(path.join(tmpdir(), 'leasehold-migrations-'));
+  await cp(MIGRATIONS, folder, { recursive: true });
+  const file = path.join(folder, 'meta/_journal.json');
+  const journal = JSON.parse(await readFile(file, 'utf8')) as { entries: { idx: number }[] };
+  journal.entries = journal.entries.filter((e) => e.idx <= last);
+  await writeFile(file, JSON.stringify(journal));
+  return { folder, done: () => rm(folder, { recursive: true, force: true }) };
+}
+
+describe('upgrading a large deployment', () => {
+  // The migrations that replace an index on work_items, each with the index it drops.
+  const REPLACING = ['0008_claim_indexes_by_state', '0010_poll_indexes_by_state'];
+
+  it('indexes built CONCURRENTLY ahead of the migrations that replace them are found, not built again, and the database ends as a fresh one', async () => {
+    await withDatabase(async (url) => {
+      const before = await migrationsUpTo(7);
+      const conn = connectPg(url, { max: 1 });
+      const client = new pg.Client({ connectionString: url });
+      try {
+        await migratePg(conn.db, before.folder, url);
+        await client.connect();
+        // What docs/deployment.md asks of a large deployment: the same definitions, built
+        // CONCURRENTLY (outside any transaction) while the old release still serves.
+        let prebuilt = 0;
+        for (const tag of REPLACING) {
+          const text = await readFile(path.join(MIGRATIONS, `${tag}.sql`), 'utf8');
+          for (const stmt of text.split('--> statement-breakpoint')) {
+            if (!/^\s*CREATE INDEX/.test(stmt)) continue;
+            await client.query(stmt.replace('CREATE INDEX', 'CREATE INDEX CONCURRENTLY'));
+            prebuilt++;
+          }
+        }
+        expect(prebuilt).toBe(4);
+
+        await migratePg(conn.db, MIGRATIONS, url);
+        const { rows: indexes } = await client.query<{ name: string; valid: boolean }>(
+          `SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i
+             JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
+            WHERE t.relname = 'work_items' ORDER BY 1`,
+        );
+        expect(indexes.filter((i) => !i.valid)).toEqual([]);
+        // The upgraded database is the one a fresh install builds: old indexes gone, none twice.
+        const fresh = await withDatabase(async (freshUrl) => {
+          const c = connectPg(freshUrl, { max: 1 });
+          try {
+            await migratePg(c.db, MIGRATIONS, freshUrl);
+          } finally {
+            await c.close();
+          }
+          return dumpSchema(freshUrl);
+        });
+        expect(await dumpSchema(url)).toBe(fresh);
+      } finally {
+        await client.end().catch(() => {});
+        await conn.close();
+        await before.done();
       }
     });
   });
