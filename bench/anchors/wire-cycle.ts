@@ -19,7 +19,7 @@ const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 export const FLOOR_ENTRY = path.join(import.meta.dirname, 'floor-server.ts');
 
 /** What the SDK (1.14.0) sends on every work call (docs/wire.md, "What the SDK sends"). */
-function sdkHeaders(key: string): Record<string, string> {
+export function sdkHeaders(key: string): Record<string, string> {
   return {
     authorization: `Bearer ${key}`,
     'anthropic-beta': 'managed-agents-2026-04-01',

@@ -4,7 +4,6 @@
  * request. Each route then states which credentials it accepts with one guard call.
  */
 import type { Context } from 'hono';
-import { ADMIN_KEY_REPLACED } from '../auth/configured-admin-key.js';
 import { type ApiKeyScope, type Principal, resolveCredential } from '../auth/credentials.js';
 import { unauthorized } from './errors.js';
 import type { AppEnv } from './types.js';
@@ -30,8 +29,7 @@ export async function principal(c: Context<AppEnv>): Promise<Principal> {
  */
 export async function lookUpCredential(c: Context<AppEnv>, secret: string): Promise<Principal | null> {
   const { db, adminKey, log } = c.get('deps');
-  if (adminKey)
-    await c.get('configuredAdminKey').ensure(db, adminKey, () => (log ?? console).warn(ADMIN_KEY_REPLACED));
+  if (adminKey) await c.get('configuredAdminKey').ensure(db, adminKey, log);
   return resolveCredential(db, secret, c.get('credentials'));
 }
 

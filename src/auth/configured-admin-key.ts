@@ -9,8 +9,8 @@
  * failed ensure is not remembered, so the next request tries again.
  *
  * A value that a newer one has replaced stays revoked (see `ensureConfiguredAdminKey`): the
- * isolate remembers it like any other, and the ensure that finds it so calls `onReplaced`
- * (the host logs it), since that key will not authenticate until the isolate is given the
+ * isolate remembers it like any other, and the ensure that finds it so logs
+ * `ADMIN_KEY_REPLACED`, since that key will not authenticate until the isolate is given the
  * current value.
  *
  * Requests that arrive before the first ensure has finished each run their own rather than
@@ -28,14 +28,14 @@ export const ADMIN_KEY_REPLACED =
 export class ConfiguredAdminKey {
   private ensured: string | null = null;
 
-  /** Makes `secret` a live admin key unless this object already did. */
-  async ensure(db: SqlHandle, secret: string, onReplaced?: () => void): Promise<void> {
+  /** Makes `secret` a live admin key unless this object already did; says on `log` if it cannot. */
+  async ensure(db: SqlHandle, secret: string, log: { warn(message: string): void } = console): Promise<void> {
     const digest = await hashSecret(secret);
     // The configured value's digest against the one this app ensured: compared in constant time
     // like every digest here, though both sides come from the configuration, not a caller.
     if (this.ensured !== null && digestsEqual(digest, this.ensured)) return;
     const live = await ensureConfiguredAdminKey(db, secret);
     this.ensured = digest;
-    if (!live) onReplaced?.();
+    if (!live) log.warn(ADMIN_KEY_REPLACED);
   }
 }

@@ -1,6 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { ensureConfiguredAdminKey, resolveCredential, revokeApiKey } from '../../src/auth/credentials.js';
+import {
+  ensureConfiguredAdminKey,
+  issueApiKey,
+  resolveCredential,
+  revokeApiKey,
+} from '../../src/auth/credentials.js';
 import { hashSecret } from '../../src/auth/secrets.js';
 import { connectPg } from '../../src/db/drivers/node-pg.js';
 import { maybeRow } from '../../src/db/handle.js';
@@ -61,15 +66,11 @@ describe.each(['pg', 'pglite'] as const)('ensureConfiguredAdminKey (%s)', (drive
   });
 
   it('keys issued through the API are never retired by a configured value', async () => {
-    const issued = await maybeRow<{ id: string }>(
-      t.db,
-      sql`INSERT INTO api_keys (id, name, scope, key_hash) VALUES ('apikey_issued', 'issued', 'admin', ${await hashSecret('lh_issued')})
-          RETURNING id`,
-    );
-    expect(issued).not.toBeNull();
+    const issued = await issueApiKey(t.db, 'issued', 'admin', null);
+    expect(issued.scope).toBe('admin');
     await ensureConfiguredAdminKey(t.db, value());
     await ensureConfiguredAdminKey(t.db, value());
-    expect(await live('lh_issued')).toBe(true);
+    expect(await live(issued.key)).toBe(true);
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * The HTTP floor (bench/anchors/floor-server.ts) types the queue's statements by hand, so it
  * can drift from what the work API does: the ratio `wire_cycle_vs_floor` means something only
- * while both do the same work. One item through the wire cycle on each, from the same start,
- * must give the same answers and leave the same rows.
+ * while both do the same work, and so does the platform lane's. One item through the wire
+ * cycle and two through the platform loop on each, from the same start, must give the same
+ * answers and leave the same rows.
  */
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
@@ -11,6 +12,7 @@ import {
   createWireEnvironment,
   ensureSessions,
   type FloorServer,
+  sdkHeaders,
   seedBacklog,
   startFloor,
   type WireEnvironment,
@@ -19,13 +21,6 @@ import { seedClaimBacklog } from '../../bench/lib/db.js';
 import { rows } from '../../src/db/handle.js';
 import { openTestDb, type TestDb } from '../helpers/db.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
-
-const SDK = {
-  'anthropic-beta': 'managed-agents-2026-04-01',
-  'anthropic-version': '2026-10-21',
-  accept: 'application/json',
-  'anthropic-worker-id': 'floor-check',
-};
 
 /** A value that differs by run (ids, stamps) as the kind of value it is. */
 function shape(value: unknown, key = ''): unknown {
@@ -60,7 +55,7 @@ describe('the HTTP floor', () => {
   /** One item through poll → ack → heartbeat → stop{force}: each answer and the item's row after it. */
   async function cycle(baseURL: string) {
     await seedBacklog(seeding, environment.environmentId, 1);
-    const headers = { ...SDK, authorization: `Bearer ${environment.key}` };
+    const headers = { ...sdkHeaders(environment.key), 'anthropic-worker-id': 'floor-check' };
     const trace: unknown[] = [];
     const row = async () =>
       rows(

@@ -17,10 +17,17 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const MIGRATIONS = path.join(ROOT, 'drizzle');
 const run = promisify(execFile);
 
+interface Journal {
+  entries: { idx: number }[];
+}
+
+/** drizzle-kit's list of a migrations folder's migrations. */
+async function readJournal(folder = MIGRATIONS): Promise<Journal> {
+  return JSON.parse(await readFile(path.join(folder, 'meta/_journal.json'), 'utf8')) as Journal;
+}
+
 async function latestSnapshot(): Promise<Parameters<typeof generateMigration>[0]> {
-  const journal = JSON.parse(await readFile(path.join(MIGRATIONS, 'meta/_journal.json'), 'utf8')) as {
-    entries: { idx: number }[];
-  };
+  const journal = await readJournal();
   const last = journal.entries.at(-1)!.idx.toString().padStart(4, '0');
   return JSON.parse(await readFile(path.join(MIGRATIONS, `meta/${last}_snapshot.json`), 'utf8'));
 }
@@ -125,13 +132,7 @@ describe('migrating from many replicas at once', () => {
         const applied = await conns[0]!.db.execute(
           sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`,
         );
-        expect((applied.rows[0] as { n: number }).n).toBe(
-          (
-            JSON.parse(await readFile(path.join(MIGRATIONS, 'meta/_journal.json'), 'utf8')) as {
-              entries: unknown[];
-            }
-          ).entries.length,
-        );
+        expect((applied.rows[0] as { n: number }).n).toBe((await readJournal()).entries.length);
       } finally {
         await Promise.all(conns.map((c) => c.close()));
       }
@@ -143,10 +144,9 @@ describe('migrating from many replicas at once', () => {
 async function migrationsUpTo(last: number): Promise<{ folder: string; done(): Promise<void> }> {
   const folder = await mkdtemp(path.join(tmpdir(), 'leasehold-migrations-'));
   await cp(MIGRATIONS, folder, { recursive: true });
-  const file = path.join(folder, 'meta/_journal.json');
-  const journal = JSON.parse(await readFile(file, 'utf8')) as { entries: { idx: number }[] };
+  const journal = await readJournal(folder);
   journal.entries = journal.entries.filter((e) => e.idx <= last);
-  await writeFile(file, JSON.stringify(journal));
+  await writeFile(path.join(folder, 'meta/_journal.json'), JSON.stringify(journal));
   return { folder, done: () => rm(folder, { recursive: true, force: true }) };
 }
 

@@ -3,12 +3,9 @@
  * the replaced value (not yet redeployed) must not take the key back from the replicas that
  * run the new one.
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDb, type TestDb } from '../helpers/db.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
-
-const adminValue = () => `lh_test_admin_${randomBytes(24).toString('hex')}`;
 
 describe('LEASEHOLD_ADMIN_KEY rotated across Node replicas', () => {
   let t: TestDb;
@@ -25,14 +22,16 @@ describe('LEASEHOLD_ADMIN_KEY rotated across Node replicas', () => {
     (await fetch(`${server.baseURL}/v1/api_keys`, { headers: { authorization: `Bearer ${key}` } })).status;
 
   it('a replica restarted with the replaced value takes nothing back, says so, and the new value works on every replica', async () => {
-    const older = adminValue();
-    const newer = adminValue();
-    const first = await startServer({ databaseUrl: t.url!, adminKey: older });
+    // startServer configures each start with a fresh LEASEHOLD_ADMIN_KEY unless given one.
+    const first = await startServer({ databaseUrl: t.url! });
     servers.push(first);
+    const older = first.adminKey;
     expect(await status(first, older)).toBe(200);
 
-    const rotated = await startServer({ databaseUrl: t.url!, adminKey: newer });
+    const rotated = await startServer({ databaseUrl: t.url! });
     servers.push(rotated);
+    const newer = rotated.adminKey;
+    expect(newer).not.toBe(older);
     // The old replica crashes and comes back with the old value while the rollout goes on.
     await first.stop();
     const restarted = await startServer({ databaseUrl: t.url!, adminKey: older });
