@@ -4,6 +4,7 @@
  */
 
 export { ack, STARTUP_LEASE_MS } from './ack.js';
+export type { AckCall } from './ack-many.js';
 export { type BrowsedWork, browseWork } from './browse-work.js';
 export { cancelSession } from './cancel-session.js';
 export { claim } from './claim.js';
@@ -36,6 +37,7 @@ export {
 } from './errors.js';
 export { getWork } from './get-work.js';
 export { heartbeat } from './heartbeat.js';
+export type { HeartbeatCall } from './heartbeat-many.js';
 export { finalizeAbandoned, type HousekeepingOptions, reapPolls } from './housekeeping.js';
 export { inspectWork } from './inspect-work.js';
 export { type KeepLeaseOptions, keepLease, LeaseKeeper } from './keeper.js';
@@ -43,6 +45,7 @@ export { assertLease, complete, extend, requeue } from './lease.js';
 export { listWork, type WorkCursor } from './list-work.js';
 export { QUEUE_METER_SCOPE, type QueueMetricsRegistration, registerQueueMetrics } from './metrics.js';
 export { DEFAULT_RECLAIM_MS, FINALIZE_BATCH, poll } from './poll.js';
+export { pollMany } from './poll-many.js';
 export { recordPoll } from './record-poll.js';
 export { retireStoppedWork } from './retention.js';
 export {
@@ -55,5 +58,8 @@ export {
 export { sessionWork } from './session-work.js';
 export { stats, WORKERS_POLLING_WINDOW_MS } from './stats.js';
 export { stop, stopWork } from './stop.js';
+export type { StopCall } from './stop-many.js';
 export * from './types.js';
 export { updateMetadata } from './update-metadata.js';
+export { type PollCall, WireFolds, wireFolds, writeAlone } from './wire-folds.js';
+export { type WireWrite, type WireWriteAnswer, wireWritesMany } from './wire-writes.js';

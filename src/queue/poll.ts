@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { interval } from '../db/time.js';
 import { newId } from '../ids.js';
@@ -68,17 +68,7 @@ export function poll(
       recordWorker === undefined ? sql`` : sql`${recordPollCtes(environmentId, recordWorker)},`;
     const work = await maybeRow<Work>(
       db,
-      sql`WITH ${recorded} finalized AS (
-        UPDATE work_items
-           SET state = 'stopped', stopped_at = now(), lease_expires_at = NULL, updated_at = now()
-         WHERE id IN (
-           SELECT id FROM work_items
-            WHERE environment_id = ${environmentId} AND state = 'stopping' AND lane = 'poll'
-              AND (lease_expires_at IS NULL OR lease_expires_at < now())
-            LIMIT ${FINALIZE_BATCH}
-            FOR UPDATE SKIP LOCKED)
-        RETURNING 1
-      ), ${pickPollable(environmentId, interval(DEFAULT_RECLAIM_MS - reclaimMs))}
+      sql`WITH ${recorded} ${finalizeAbandonedCte(environmentId)}, ${pickPollable(environmentId, interval(DEFAULT_RECLAIM_MS - reclaimMs))}
       UPDATE work_items w
          SET id = CASE WHEN picked.first THEN w.id ELSE ${newId('work')} END,
              state = 'queued', last_heartbeat = NULL, heartbeats = 0, acknowledged_at = NULL, started_at = NULL,
@@ -94,4 +84,22 @@ export function poll(
     }
     return work;
   });
+}
+
+/**
+ * The CTE `finalized`: up to FINALIZE_BATCH abandoned wind-downs of the environment settled
+ * `stopped` (see `poll`). Shared by every statement that hands out poll-lane items.
+ */
+export function finalizeAbandonedCte(environmentId: string): SQL {
+  return sql`finalized AS (
+        UPDATE work_items
+           SET state = 'stopped', stopped_at = now(), lease_expires_at = NULL, updated_at = now()
+         WHERE id IN (
+           SELECT id FROM work_items
+            WHERE environment_id = ${environmentId} AND state = 'stopping' AND lane = 'poll'
+              AND (lease_expires_at IS NULL OR lease_expires_at < now())
+            LIMIT ${FINALIZE_BATCH}
+            FOR UPDATE SKIP LOCKED)
+        RETURNING 1
+      )`;
 }

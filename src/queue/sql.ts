@@ -49,6 +49,10 @@ export function wireScope(environmentId: string, workId: string): SQL {
   return sql`w.id = ${workId} AND w.environment_id = ${environmentId} AND w.lane = 'poll'`;
 }
 
+/** Whether the item's session has a tool call without an answer (an index probe, session_tool_calls_open_idx). */
+export const CALLS_OPEN = sql.raw(`EXISTS (SELECT 1 FROM session_tool_calls c
+  WHERE c.session_id = w.session_id AND c.answered_seq IS NULL) AS "callsOpen"`);
+
 /** The live states: they hold the (session, kind) slot. */
 export const LIVE_STATES = sql.raw(`('queued', 'starting', 'active')`);
 
@@ -111,13 +115,13 @@ export function pickClaimable(kind: string, limit: number, also: SQL = sql``): S
 }
 
 /**
- * The poll lane's hand-out order, ending in `picked (id, first)`: the oldest available item of
- * the environment (work_items_poll_queued_idx, work_items_poll_lease_idx). Available means
+ * The poll lane's hand-out order, ending in `picked (id, first)`: the `limit` oldest available
+ * items of the environment (work_items_poll_queued_idx, work_items_poll_lease_idx). Available means
  * queued and never reserved, or reserved before `now() + reservedBefore` (the poll's own
  * reclaim window: see poll.ts), or starting/active with a lapsed lease. `first`: never
  * handed out before (no reservation, no lease).
  */
-export function pickPollable(environmentId: string, reservedBefore: SQL): SQL {
+export function pickPollable(environmentId: string, reservedBefore: SQL, limit = 1): SQL {
   return pickOldest(
     sql`id, created_at, lease_expires_at IS NULL AS first`,
     sql`id, first`,
@@ -125,7 +129,7 @@ export function pickPollable(environmentId: string, reservedBefore: SQL): SQL {
          AND (lease_expires_at IS NULL OR lease_expires_at < now() + ${reservedBefore})`,
     sql`environment_id = ${environmentId} AND lane = 'poll' AND state IN ('starting', 'active')
          AND lease_expires_at < now()`,
-    1,
+    limit,
   );
 }
 

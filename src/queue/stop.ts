@@ -2,12 +2,8 @@ import { sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { WorkConflictError, WorkNotFoundError } from './errors.js';
-import { WORK_COLUMNS, wireScope } from './sql.js';
+import { CALLS_OPEN, WORK_COLUMNS, wireScope } from './sql.js';
 import type { Work, WorkState } from './types.js';
-
-/** Whether the item's session has a tool call without an answer (an index probe, session_tool_calls_open_idx). */
-const CALLS_OPEN = sql.raw(`EXISTS (SELECT 1 FROM session_tool_calls c
-  WHERE c.session_id = w.session_id AND c.answered_seq IS NULL) AS "callsOpen"`);
 
 /**
  * Stops a work item and returns it as it stands after the stop (the wire answers with it).

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { ack } from '../../queue/index.js';
+import { wireFolds } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { drainBody } from '../body.js';
 import { document } from '../openapi.js';
@@ -21,6 +21,9 @@ export function registerWorkAck(app: Hono<AppEnv>): void {
     const env = environmentId(c);
     await authorize(c, ENVIRONMENT_KEY, env);
     await drainBody(c);
-    return reply(c, toWireWork(await ack(c.get('deps').db, env, workId(c))));
+    return reply(
+      c,
+      toWireWork(await wireFolds(c.get('deps').db).ack({ environmentId: env, workId: workId(c) })),
+    );
   });
 }

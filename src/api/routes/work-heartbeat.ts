@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
-import { HeartbeatMismatchError, heartbeat } from '../../queue/index.js';
+import { HeartbeatMismatchError, wireFolds } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { drainBody } from '../body.js';
 import { badRequest, preconditionFailed } from '../errors.js';
@@ -47,7 +47,8 @@ export function registerWorkHeartbeat(app: Hono<AppEnv>): void {
     if (expected === undefined) throw badRequest('expected_last_heartbeat is required');
     const ttl = lenientInt(queryParam(c, 'desired_ttl_seconds'), DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS);
     try {
-      return reply(c, toWireHeartbeat(await heartbeat(c.get('deps').db, env, id, expected, ttl)));
+      const call = { environmentId: env, workId: id, expected, ttlSeconds: ttl };
+      return reply(c, toWireHeartbeat(await wireFolds(c.get('deps').db).heartbeat(call)));
     } catch (err) {
       if (err instanceof HeartbeatMismatchError) throw preconditionFailed(err, ttl);
       throw err;

@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import * as z from 'zod/mini';
 import { isDatabaseUnavailable } from '../../db/errors.js';
 import { rearm, rearmFor } from '../../loop/index.js';
-import { DEFAULT_RECLAIM_MS, poll, type Work } from '../../queue/index.js';
+import { DEFAULT_RECLAIM_MS, poll, type Work, wireFolds } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { badRequest } from '../errors.js';
 import { document, errorEnvelope } from '../openapi.js';
@@ -101,7 +101,7 @@ function pollerOf(
   const records = c.get('pollRecords');
   let record = workerId && records.due(env, workerId) ? workerId : undefined;
   return async () => {
-    if (record === undefined) return poll(db, env, reclaimMs);
+    if (record === undefined) return wireFolds(db).poll({ environmentId: env, reclaimMs });
     const recording = record;
     record = undefined;
     try {
@@ -111,7 +111,7 @@ function pollerOf(
       // The database away fails the poll itself too: answer that (503), not a second try.
       if (isDatabaseUnavailable(err)) throw err;
       (log ?? console).warn('record worker poll', { environmentId: env, error: String(err) });
-      return poll(db, env, reclaimMs);
+      return wireFolds(db).poll({ environmentId: env, reclaimMs });
     }
   };
 }

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
 import { rearm, rearmFor } from '../../loop/index.js';
-import { stopWork } from '../../queue/index.js';
+import { wireFolds } from '../../queue/index.js';
 import { ANY_KEY, authorize } from '../auth.js';
 import { readJson } from '../body.js';
 import { badRequest } from '../errors.js';
@@ -39,7 +39,7 @@ export function registerWorkStop(app: Hono<AppEnv>): void {
     const id = workId(c);
     const force = parseStopBody(await readJson(c));
     const { db } = c.get('deps');
-    const { work, callsOpen } = await stopWork(db, env, id, force);
+    const { work, callsOpen } = await wireFolds(db).stop({ environmentId: env, workId: id, force });
     // A session's calls still open when its tool_exec item stops need a fresh item.
     if (
       callsOpen &&

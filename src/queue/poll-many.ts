@@ -1,0 +1,58 @@
+import { sql } from 'drizzle-orm';
+import { rows, type SqlHandle } from '../db/handle.js';
+import { interval } from '../db/time.js';
+import { newId } from '../ids.js';
+import { recordHandOut, withSpan } from '../telemetry/tracing.js';
+import { DEFAULT_RECLAIM_MS, finalizeAbandonedCte } from './poll.js';
+import { pickPollable, WORK_COLUMNS } from './sql.js';
+import type { Work } from './types.js';
+
+/**
+ * `n` polls of one environment with one reclaim window in one statement: hands out up to `n`
+ * of its oldest available items, oldest first, each exactly as `poll` hands out one (the same
+ * availability, the same reservation, a fresh id for a re-hand-out, the same wind-downs
+ * finalized). Fewer, or none, when fewer are available: `n` polls one after another would
+ * have found the same. Polls that record their worker go alone (`poll`'s `recordWorker`).
+ */
+export function pollMany(
+  db: SqlHandle,
+  environmentId: string,
+  reclaimMs: number,
+  n: number,
+): Promise<Work[]> {
+  return withSpan(
+    'queue.poll_many',
+    { 'environment.id': environmentId, 'work.batch_size': n },
+    async (span) => {
+      // One fresh id per item that may be handed out again, numbered as the picked rows are.
+      const fresh = JSON.stringify(Array.from({ length: n }, () => newId('work')));
+      const handed = await rows<Work & { created: unknown }>(
+        db,
+        sql`WITH ${finalizeAbandonedCte(environmentId)}, ${pickPollable(environmentId, interval(DEFAULT_RECLAIM_MS - reclaimMs), n)},
+      numbered AS (SELECT id, first, row_number() OVER () - 1 AS n FROM picked),
+      handed AS (
+        -- id = ANY(…): the picked rows through the primary key even on a generic plan, whose
+        -- guess for LIMIT $n would otherwise hash all of work_items.
+        UPDATE work_items w
+           SET id = CASE WHEN numbered.first THEN w.id ELSE ${fresh}::jsonb ->> numbered.n::int END,
+               state = 'queued', last_heartbeat = NULL, heartbeats = 0, acknowledged_at = NULL, started_at = NULL,
+               lease_expires_at = now() + ${interval(DEFAULT_RECLAIM_MS)}, updated_at = now(), claims = w.claims + 1
+          FROM numbered
+         WHERE w.id = ANY (ARRAY(SELECT id FROM numbered)) AND w.id = numbered.id
+        RETURNING ${WORK_COLUMNS}, w.created_at AS created
+      )
+      -- UPDATE … RETURNING has no order of its own; hand the items out oldest first.
+      SELECT * FROM handed ORDER BY created`,
+      );
+      span.setAttribute('work.handed_out', handed.length);
+      return handed.map(({ created: _, ...work }) => {
+        recordHandOut(work.traceContext, {
+          'work.id': work.id,
+          'environment.id': environmentId,
+          'work.kind': work.kind,
+        });
+        return work;
+      });
+    },
+  );
+}

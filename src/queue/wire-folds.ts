@@ -1,0 +1,121 @@
+/**
+ * The work API's hot statements, folded per database handle (db/fold.ts): acks, heartbeats
+ * and stops that arrive while one of them is in flight share the next statement
+ * (`wireWritesMany`), and so do polls (`pollMany`, one statement per environment and reclaim
+ * window among them). The same calls as `ack`, `heartbeat`, `stopWork` and `poll`, with the
+ * same answers; a call arriving alone is sent alone, by its own operation.
+ *
+ * Keyed by the handle: a long-lived host (Node, PGlite) has one for all its requests, so they
+ * fold; a Worker opens one per request, so nothing crosses from one request to another.
+ */
+
+import { Fold } from '../db/fold.js';
+import type { SqlHandle } from '../db/handle.js';
+import { ack } from './ack.js';
+import type { AckCall } from './ack-many.js';
+import { heartbeat } from './heartbeat.js';
+import type { HeartbeatCall } from './heartbeat-many.js';
+import { poll } from './poll.js';
+import { pollMany } from './poll-many.js';
+import { stopWork } from './stop.js';
+import type { StopCall } from './stop-many.js';
+import type { HeartbeatResult, Work } from './types.js';
+import { type WireWrite, type WireWriteAnswer, wireWritesMany } from './wire-writes.js';
+
+/** One poll that records no worker (a recording poll goes alone, with `poll`'s `recordWorker`). */
+export interface PollCall {
+  environmentId: string;
+  reclaimMs: number;
+}
+
+export class WireFolds {
+  readonly fold: Fold<WireWrite, WireWriteAnswer>;
+  readonly polls: Fold<PollCall & { call: number }, Work | null>;
+  #calls = 0;
+
+  constructor(db: SqlHandle) {
+    this.fold = new Fold({
+      key: (w) => w.workId,
+      one: (w) => writeAlone(db, w),
+      many: (writes) => wireWritesMany(db, writes),
+    });
+    // Polls never collide: each call is its own key.
+    this.polls = new Fold({
+      key: (p) => String(p.call),
+      one: (p) => poll(db, p.environmentId, p.reclaimMs),
+      many: (calls) => pollsMany(db, calls),
+    });
+  }
+
+  poll(call: PollCall): Promise<Work | null> {
+    return this.polls.run({ ...call, call: ++this.#calls });
+  }
+
+  async ack(call: AckCall): Promise<Work> {
+    return ((await this.fold.run({ op: 'ack', ...call })) as { work: Work }).work;
+  }
+
+  async heartbeat(call: HeartbeatCall): Promise<HeartbeatResult> {
+    return ((await this.fold.run({ op: 'heartbeat', ...call })) as { result: HeartbeatResult }).result;
+  }
+
+  async stop(call: StopCall): Promise<{ work: Work; callsOpen: boolean }> {
+    const { work, callsOpen } = (await this.fold.run({ op: 'stop', ...call })) as {
+      work: Work;
+      callsOpen: boolean;
+    };
+    return { work, callsOpen };
+  }
+}
+
+/** One write by its own operation, with every answer that operation gives. */
+export async function writeAlone(db: SqlHandle, w: WireWrite): Promise<WireWriteAnswer> {
+  switch (w.op) {
+    case 'ack':
+      return { op: 'ack', work: await ack(db, w.environmentId, w.workId) };
+    case 'heartbeat':
+      return {
+        op: 'heartbeat',
+        result: await heartbeat(db, w.environmentId, w.workId, w.expected, w.ttlSeconds),
+      };
+    case 'stop':
+      return { op: 'stop', ...(await stopWork(db, w.environmentId, w.workId, w.force)) };
+  }
+}
+
+/**
+ * Polls of one environment and window share a statement; the oldest item goes to the oldest
+ * call, and a call that got none found none, as it would have alone. A group whose statement
+ * failed wrote nothing and answers nothing (its calls run alone); the others' items are
+ * handed out, so they are answered whatever the rest did.
+ */
+async function pollsMany(
+  db: SqlHandle,
+  calls: Array<PollCall & { call: number }>,
+): Promise<Map<string, Work | null>> {
+  const groups = new Map<string, Array<PollCall & { call: number }>>();
+  for (const c of calls) {
+    const g = `${c.environmentId} ${c.reclaimMs}`;
+    groups.set(g, [...(groups.get(g) ?? []), c]);
+  }
+  const answers = new Map<string, Work | null>();
+  await Promise.allSettled(
+    [...groups.values()].map(async (group) => {
+      const first = group[0]!;
+      const items = await pollMany(db, first.environmentId, first.reclaimMs, group.length);
+      for (const [i, c] of group.entries()) answers.set(String(c.call), items[i] ?? null);
+    }),
+  );
+  return answers;
+}
+
+const folds = new WeakMap<SqlHandle, WireFolds>();
+
+export function wireFolds(db: SqlHandle): WireFolds {
+  let f = folds.get(db);
+  if (!f) {
+    f = new WireFolds(db);
+    folds.set(db, f);
+  }
+  return f;
+}
