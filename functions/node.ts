@@ -24,7 +24,7 @@ import { runOnce, vacuumSchedule } from '../src/housekeeping/index.js';
 import { connectJournal } from '../src/journal/connect.js';
 import { ensureJournalStream } from '../src/journal/stream.js';
 import { TURN_CHANNEL } from '../src/loop/index.js';
-import { notifiedEnvironment, WORK_CHANNEL } from '../src/queue/index.js';
+import { notifiedEnvironment, WORK_CHANNEL, wireFolds } from '../src/queue/index.js';
 import { SESSION_EVENTS_CHANNEL } from '../src/sessions/index.js';
 import { type BrainLoop, modelFromConfig, startBrainLoop, TURNS } from './brain-loop.js';
 import { lingerOnClose } from './lingering-close.js';
@@ -198,6 +198,8 @@ async function main(): Promise<void> {
 
   const deps: ApiDeps = {
     db: storage.db,
+    // Every request shares the pool: concurrent work API calls fold into shared statements.
+    workCalls: wireFolds(storage.db),
     wake: hubs.work,
     sessionWake: hubs.sessions,
     // The loop's turn channel names the one kind it notifies: model_turn (TURNS).

@@ -4,6 +4,7 @@ import type { ConfiguredAdminKey } from '../auth/configured-admin-key.js';
 import type { CredentialCache } from '../auth/credential-cache.js';
 import type { Principal } from '../auth/credentials.js';
 import type { Database } from '../db/handle.js';
+import type { WorkCalls } from '../queue/index.js';
 import type { IdlePolls } from './idle-polls.js';
 import type { PollGate } from './poll-gate.js';
 import type { PollRecords } from './poll-record.js';
@@ -17,6 +18,12 @@ export interface Logger {
 /** What the API needs from its host; built by the entry points in `functions/`. */
 export interface ApiDeps {
   db: Database;
+  /**
+   * How the work API's polls, acks, heartbeats and stops reach `db`: a long-lived host passes
+   * `wireFolds(db)`, which folds concurrent calls into shared statements; absent → a
+   * statement per call (Workers: the handle lives for one request, nothing to fold).
+   */
+  workCalls?: WorkCalls;
   /** Wakes long polls when work arrives; absent → waiters re-poll on a short backoff. */
   wake?: WakeSource;
   /**

@@ -61,5 +61,6 @@ export { stop, stopWork } from './stop.js';
 export type { StopCall } from './stop-many.js';
 export * from './types.js';
 export { updateMetadata } from './update-metadata.js';
-export { type PollCall, WireFolds, wireFolds, writeAlone } from './wire-folds.js';
+export { WireFolds, wireFolds, writeAlone } from './wire-folds.js';
 export { type WireWrite, type WireWriteAnswer, wireWritesMany } from './wire-writes.js';
+export { directCalls, type PollCall, type WorkCalls } from './work-calls.js';

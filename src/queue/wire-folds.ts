@@ -5,8 +5,9 @@
  * window among them). The same calls as `ack`, `heartbeat`, `stopWork` and `poll`, with the
  * same answers; a call arriving alone is sent alone, by its own operation.
  *
- * Keyed by the handle: a long-lived host (Node, PGlite) has one for all its requests, so they
- * fold; a Worker opens one per request, so nothing crosses from one request to another.
+ * One per database handle (`wireFolds`), for a host whose handle serves all its requests
+ * (Node, PGlite): the folds fold across them. A Worker's handle lives for one request and has
+ * nothing to fold; it uses `directCalls` and never loads this module (work-calls.ts).
  */
 
 import { Fold } from '../db/fold.js';
@@ -21,20 +22,16 @@ import { stopWork } from './stop.js';
 import type { StopCall } from './stop-many.js';
 import type { HeartbeatResult, Work } from './types.js';
 import { type WireWrite, type WireWriteAnswer, wireWritesMany } from './wire-writes.js';
+import type { PollCall, WorkCalls } from './work-calls.js';
 
-/** One poll that records no worker (a recording poll goes alone, with `poll`'s `recordWorker`). */
-export interface PollCall {
-  environmentId: string;
-  reclaimMs: number;
-}
-
-export class WireFolds {
-  readonly fold: Fold<WireWrite, WireWriteAnswer>;
+export class WireFolds implements WorkCalls {
+  /** Acks, heartbeats and stops: one statement carries any mix of them. */
+  readonly writes: Fold<WireWrite, WireWriteAnswer>;
   readonly polls: Fold<PollCall & { call: number }, Work | null>;
   #calls = 0;
 
   constructor(db: SqlHandle) {
-    this.fold = new Fold({
+    this.writes = new Fold({
       key: (w) => w.workId,
       one: (w) => writeAlone(db, w),
       many: (writes) => wireWritesMany(db, writes),
@@ -52,15 +49,15 @@ export class WireFolds {
   }
 
   async ack(call: AckCall): Promise<Work> {
-    return ((await this.fold.run({ op: 'ack', ...call })) as { work: Work }).work;
+    return ((await this.writes.run({ op: 'ack', ...call })) as { work: Work }).work;
   }
 
   async heartbeat(call: HeartbeatCall): Promise<HeartbeatResult> {
-    return ((await this.fold.run({ op: 'heartbeat', ...call })) as { result: HeartbeatResult }).result;
+    return ((await this.writes.run({ op: 'heartbeat', ...call })) as { result: HeartbeatResult }).result;
   }
 
   async stop(call: StopCall): Promise<{ work: Work; callsOpen: boolean }> {
-    const { work, callsOpen } = (await this.fold.run({ op: 'stop', ...call })) as {
+    const { work, callsOpen } = (await this.writes.run({ op: 'stop', ...call })) as {
       work: Work;
       callsOpen: boolean;
     };
@@ -96,7 +93,9 @@ async function pollsMany(
   const groups = new Map<string, Array<PollCall & { call: number }>>();
   for (const c of calls) {
     const g = `${c.environmentId} ${c.reclaimMs}`;
-    groups.set(g, [...(groups.get(g) ?? []), c]);
+    const group = groups.get(g);
+    if (group) group.push(c);
+    else groups.set(g, [c]);
   }
   const answers = new Map<string, Work | null>();
   await Promise.allSettled(

@@ -56,8 +56,8 @@ describe('the work API folds on real PostgreSQL connections', () => {
     );
     expect(stopped.every(({ work }) => work.state === 'stopped' && work.leaseExpiresAt === null)).toBe(true);
 
-    expect(folds.fold.calls).toBe(64 * 4);
-    expect(folds.fold.statements).toBeLessThan(folds.fold.calls);
+    expect(folds.writes.calls).toBe(64 * 4);
+    expect(folds.writes.statements).toBeLessThan(folds.writes.calls);
   });
 
   it('of twenty first heartbeats of one item racing, exactly one makes it active, as twenty alone would', async () => {
@@ -85,7 +85,7 @@ describe('the work API folds on real PostgreSQL connections', () => {
     const { environmentId, ids } = await seedPollItems(t.db, 5);
     const folds = wireFolds(t.db);
     await Promise.all(ids.map((workId) => folds.ack({ environmentId, workId })));
-    const alone = folds.fold.alone;
+    const alone = folds.writes.alone;
     // A lease no interval can hold: the statement carrying it fails as a whole.
     const calls = ids.map((workId, i) => ({
       environmentId,
@@ -101,7 +101,7 @@ describe('the work API folds on real PostgreSQL connections', () => {
       'fulfilled',
       'fulfilled',
     ]);
-    expect(folds.fold.alone - alone).toBeGreaterThanOrEqual(3);
+    expect(folds.writes.alone - alone).toBeGreaterThanOrEqual(3);
     const states = await Promise.all(ids.map(async (id) => (await readWork(t.db, id))!.state));
     expect(states).toEqual(['active', 'active', 'starting', 'active', 'active']);
   });

@@ -1,12 +1,11 @@
 import type { Hono } from 'hono';
-import { wireFolds } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { drainBody } from '../body.js';
 import { document } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
 import { toWireWork, wireWorkSchema } from '../wire.js';
-import { environmentId, WORK_BASE, workId } from './work-scope.js';
+import { environmentId, WORK_BASE, workCalls, workId } from './work-scope.js';
 
 /** POST /work/{id}/ack — queued → starting under a 30 s startup lease; idempotent. No body is read. */
 export function registerWorkAck(app: Hono<AppEnv>): void {
@@ -21,9 +20,6 @@ export function registerWorkAck(app: Hono<AppEnv>): void {
     const env = environmentId(c);
     await authorize(c, ENVIRONMENT_KEY, env);
     await drainBody(c);
-    return reply(
-      c,
-      toWireWork(await wireFolds(c.get('deps').db).ack({ environmentId: env, workId: workId(c) })),
-    );
+    return reply(c, toWireWork(await workCalls(c).ack({ environmentId: env, workId: workId(c) })));
   });
 }

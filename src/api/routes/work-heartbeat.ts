@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
-import { HeartbeatMismatchError, wireFolds } from '../../queue/index.js';
+import { HeartbeatMismatchError } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { drainBody } from '../body.js';
 import { badRequest, preconditionFailed } from '../errors.js';
@@ -8,7 +8,7 @@ import { document, errorEnvelope } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
 import { toWireHeartbeat, wireHeartbeatSchema } from '../wire.js';
-import { environmentId, lenientInt, queryParam, WORK_BASE, workId } from './work-scope.js';
+import { environmentId, lenientInt, queryParam, WORK_BASE, workCalls, workId } from './work-scope.js';
 
 /** The heartbeat lease a worker gets unless it asks otherwise, and the most it can ask for. */
 export const DEFAULT_TTL_SECONDS = 30;
@@ -48,7 +48,7 @@ export function registerWorkHeartbeat(app: Hono<AppEnv>): void {
     const ttl = lenientInt(queryParam(c, 'desired_ttl_seconds'), DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS);
     try {
       const call = { environmentId: env, workId: id, expected, ttlSeconds: ttl };
-      return reply(c, toWireHeartbeat(await wireFolds(c.get('deps').db).heartbeat(call)));
+      return reply(c, toWireHeartbeat(await workCalls(c).heartbeat(call)));
     } catch (err) {
       if (err instanceof HeartbeatMismatchError) throw preconditionFailed(err, ttl);
       throw err;

@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import * as z from 'zod/mini';
 import { isDatabaseUnavailable } from '../../db/errors.js';
 import { rearm, rearmFor } from '../../loop/index.js';
-import { DEFAULT_RECLAIM_MS, poll, type Work, wireFolds } from '../../queue/index.js';
+import { DEFAULT_RECLAIM_MS, poll, type Work } from '../../queue/index.js';
 import { authorize, ENVIRONMENT_KEY } from '../auth.js';
 import { badRequest } from '../errors.js';
 import { document, errorEnvelope } from '../openapi.js';
@@ -11,7 +11,7 @@ import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
 import { pollingWake } from '../wake.js';
 import { toWireWork, wireWorkSchema } from '../wire.js';
-import { environmentId, lenientInt, WORK_BASE } from './work-scope.js';
+import { environmentId, lenientInt, WORK_BASE, workCalls } from './work-scope.js';
 
 /** The SDK's cap on a long poll: "long" here means under a second. */
 export const MAX_BLOCK_MS = 999;
@@ -98,10 +98,11 @@ function pollerOf(
   workerId: string | undefined,
 ): () => Promise<Work | null> {
   const { db, log } = c.get('deps');
+  const calls = workCalls(c);
   const records = c.get('pollRecords');
   let record = workerId && records.due(env, workerId) ? workerId : undefined;
   return async () => {
-    if (record === undefined) return wireFolds(db).poll({ environmentId: env, reclaimMs });
+    if (record === undefined) return calls.poll({ environmentId: env, reclaimMs });
     const recording = record;
     record = undefined;
     try {
@@ -111,7 +112,7 @@ function pollerOf(
       // The database away fails the poll itself too: answer that (503), not a second try.
       if (isDatabaseUnavailable(err)) throw err;
       (log ?? console).warn('record worker poll', { environmentId: env, error: String(err) });
-      return wireFolds(db).poll({ environmentId: env, reclaimMs });
+      return calls.poll({ environmentId: env, reclaimMs });
     }
   };
 }

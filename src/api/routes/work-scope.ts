@@ -1,6 +1,7 @@
 /** Path parameters of the work endpoints, checked before anything reaches SQL. */
 import type { Context } from 'hono';
 import { isMintedId } from '../../ids.js';
+import { directCalls, type WorkCalls } from '../../queue/index.js';
 import { notFound } from '../errors.js';
 import type { AppEnv } from '../types.js';
 
@@ -36,4 +37,10 @@ export function lenientInt(value: string | undefined, fallback: number, max: num
   const n = Number(value);
   if (n <= 0) return fallback;
   return Math.min(n, max);
+}
+
+/** How this host's polls, acks, heartbeats and stops reach the database (`ApiDeps.workCalls`). */
+export function workCalls(c: Context<AppEnv>): WorkCalls {
+  const deps = c.get('deps');
+  return deps.workCalls ?? directCalls(deps.db);
 }

@@ -1,7 +1,6 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
 import { rearm, rearmFor } from '../../loop/index.js';
-import { wireFolds } from '../../queue/index.js';
 import { ANY_KEY, authorize } from '../auth.js';
 import { readJson } from '../body.js';
 import { badRequest } from '../errors.js';
@@ -9,7 +8,7 @@ import { document } from '../openapi.js';
 import { reply } from '../reply.js';
 import type { AppEnv } from '../types.js';
 import { toWireWork, wireWorkSchema } from '../wire.js';
-import { environmentId, WORK_BASE, workId } from './work-scope.js';
+import { environmentId, WORK_BASE, workCalls, workId } from './work-scope.js';
 
 /**
  * POST /work/{id}/stop `{force?}` — graceful by default (an active item winds down through
@@ -39,7 +38,7 @@ export function registerWorkStop(app: Hono<AppEnv>): void {
     const id = workId(c);
     const force = parseStopBody(await readJson(c));
     const { db } = c.get('deps');
-    const { work, callsOpen } = await wireFolds(db).stop({ environmentId: env, workId: id, force });
+    const { work, callsOpen } = await workCalls(c).stop({ environmentId: env, workId: id, force });
     // A session's calls still open when its tool_exec item stops need a fresh item.
     if (
       callsOpen &&

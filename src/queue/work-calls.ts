@@ -1,0 +1,38 @@
+/**
+ * The work API's hot calls (poll, ack, heartbeat, stop) as one interface, so a host chooses
+ * how they reach the database: `directCalls`, a statement per call, or `WireFolds`
+ * (wire-folds.ts), which folds concurrent calls into shared statements. A host whose handle
+ * lives for one request (a Worker) has nothing to fold and does not load the folds.
+ */
+import type { SqlHandle } from '../db/handle.js';
+import { ack } from './ack.js';
+import type { AckCall } from './ack-many.js';
+import { heartbeat } from './heartbeat.js';
+import type { HeartbeatCall } from './heartbeat-many.js';
+import { poll } from './poll.js';
+import { stopWork } from './stop.js';
+import type { StopCall } from './stop-many.js';
+import type { HeartbeatResult, Work } from './types.js';
+
+/** One poll that records no worker (a recording poll goes alone, with `poll`'s `recordWorker`). */
+export interface PollCall {
+  environmentId: string;
+  reclaimMs: number;
+}
+
+export interface WorkCalls {
+  poll(call: PollCall): Promise<Work | null>;
+  ack(call: AckCall): Promise<Work>;
+  heartbeat(call: HeartbeatCall): Promise<HeartbeatResult>;
+  stop(call: StopCall): Promise<{ work: Work; callsOpen: boolean }>;
+}
+
+/** Each call its own statement, by its own operation. */
+export function directCalls(db: SqlHandle): WorkCalls {
+  return {
+    poll: (c) => poll(db, c.environmentId, c.reclaimMs),
+    ack: (c) => ack(db, c.environmentId, c.workId),
+    heartbeat: (c) => heartbeat(db, c.environmentId, c.workId, c.expected, c.ttlSeconds),
+    stop: (c) => stopWork(db, c.environmentId, c.workId, c.force),
+  };
+}
