@@ -1,7 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { interval } from '../db/time.js';
-import { STARTUP_LEASE_MS } from './ack.js';
-import { WORK_COLUMNS } from './sql.js';
+import { ACKED } from './ack.js';
+import { WORK_COLUMNS, wireScopeOf } from './sql.js';
 
 /** One ack of a batch: the item and the environment whose key asked. */
 export interface AckCall {
@@ -22,14 +21,9 @@ export function ackManyCtes(calls: readonly AckCall[]): SQL {
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(doc)}::jsonb) AS b(id text, env text)
       ), acked AS (
         UPDATE work_items w
-           SET state = CASE WHEN w.state = 'queued' THEN 'starting' ELSE w.state END,
-               acknowledged_at = CASE WHEN w.state = 'queued' THEN now() ELSE w.acknowledged_at END,
-               lease_expires_at = CASE WHEN w.state = 'queued' THEN now() + ${interval(STARTUP_LEASE_MS)}
-                                       ELSE w.lease_expires_at END,
-               updated_at = now()
+           SET ${ACKED}
           FROM ack_in b
-         WHERE w.id = ANY (ARRAY(SELECT id FROM ack_in)) AND w.id = b.id AND w.environment_id = b.env
-           AND w.lane = 'poll'
+         WHERE ${wireScopeOf('ack_in')}
         RETURNING 'ack' AS op, ${WORK_COLUMNS}, NULL::boolean AS "callsOpen"
       )`;
 }

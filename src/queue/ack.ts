@@ -13,6 +13,13 @@ import type { Work } from './types.js';
  */
 export const STARTUP_LEASE_MS = 30_000;
 
+/** An ack's SET list on `w`: only the queued → starting edge writes (a re-ack changes nothing but updated_at). */
+export const ACKED = sql`state = CASE WHEN w.state = 'queued' THEN 'starting' ELSE w.state END,
+                 acknowledged_at = CASE WHEN w.state = 'queued' THEN now() ELSE w.acknowledged_at END,
+                 lease_expires_at = CASE WHEN w.state = 'queued' THEN now() + ${interval(STARTUP_LEASE_MS)}
+                                         ELSE w.lease_expires_at END,
+                 updated_at = now()`;
+
 /**
  * Acknowledges a polled item: queued → starting, stamping acknowledged_at and installing the
  * startup lease. Idempotent: only that edge writes, so a re-ack (or an ack of a later state)
@@ -23,11 +30,7 @@ export function ack(db: SqlHandle, environmentId: string, workId: string): Promi
     const work = await maybeRow<Work>(
       db,
       sql`UPDATE work_items w
-             SET state = CASE WHEN w.state = 'queued' THEN 'starting' ELSE w.state END,
-                 acknowledged_at = CASE WHEN w.state = 'queued' THEN now() ELSE w.acknowledged_at END,
-                 lease_expires_at = CASE WHEN w.state = 'queued' THEN now() + ${interval(STARTUP_LEASE_MS)}
-                                         ELSE w.lease_expires_at END,
-                 updated_at = now()
+             SET ${ACKED}
            WHERE ${wireScope(environmentId, workId)}
        RETURNING ${WORK_COLUMNS}`,
     );

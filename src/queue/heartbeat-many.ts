@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { instantParts } from '../db/instant.js';
-import { WORK_COLUMNS } from './sql.js';
+import { WORK_COLUMNS, wireScopeOf } from './sql.js';
 import { NO_HEARTBEAT } from './types.js';
 
 /** One heartbeat of a batch, as `heartbeat` takes it. */
@@ -55,8 +55,7 @@ export function heartbeatManyCtes(calls: readonly HeartbeatCall[]): SQL {
                                        ELSE w.lease_expires_at END,
                updated_at = now()
           FROM heartbeat_in b
-         WHERE w.id = ANY (ARRAY(SELECT id FROM heartbeat_in)) AND w.id = b.id AND w.environment_id = b.env
-           AND w.lane = 'poll'
+         WHERE ${wireScopeOf('heartbeat_in')}
            AND CASE WHEN b.local IS NULL THEN w.state = 'starting' AND w.last_heartbeat IS NULL
                     ELSE w.last_heartbeat = ((b.local - make_interval(mins => b.off)) AT TIME ZONE 'UTC') END
         RETURNING 'heartbeat' AS op, ${WORK_COLUMNS}, NULL::boolean AS "callsOpen"

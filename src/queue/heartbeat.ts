@@ -9,6 +9,19 @@ import { type HeartbeatResult, NO_HEARTBEAT, type WorkState } from './types.js';
 
 const LAST_HEARTBEAT = sql.raw(`${ts('w.last_heartbeat')} AS "lastHeartbeat"`);
 
+/** A heartbeat's answer from the row it wrote: only an active item's lease was extended. */
+export function heartbeatResult(
+  row: { lastHeartbeat: string; state: WorkState },
+  ttlSeconds: number,
+): HeartbeatResult {
+  return {
+    lastHeartbeat: row.lastHeartbeat,
+    state: row.state,
+    leaseExtended: row.state === 'active',
+    ttlSeconds,
+  };
+}
+
 /**
  * The wire's optimistic-concurrency heartbeat.
  *
@@ -62,7 +75,7 @@ export function heartbeat(
          RETURNING ${LAST_HEARTBEAT}, w.state`,
       );
     }
-    if (row) return { ...row, leaseExtended: row.state === 'active', ttlSeconds };
+    if (row) return heartbeatResult(row, ttlSeconds);
     const current = await maybeRow<HeartbeatCurrentState>(
       db,
       sql`SELECT ${LAST_HEARTBEAT}, w.state FROM work_items w WHERE ${scope}`,

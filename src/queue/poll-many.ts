@@ -4,7 +4,7 @@ import { interval } from '../db/time.js';
 import { newId } from '../ids.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { DEFAULT_RECLAIM_MS, finalizeAbandonedCte } from './poll.js';
-import { pickPollable, WORK_COLUMNS } from './sql.js';
+import { pickPollable, reservedFor, WORK_COLUMNS } from './sql.js';
 import type { Work } from './types.js';
 
 /**
@@ -35,8 +35,7 @@ export function pollMany(
         -- guess for LIMIT $n would otherwise hash all of work_items.
         UPDATE work_items w
            SET id = CASE WHEN numbered.first THEN w.id ELSE ${fresh}::jsonb ->> numbered.n::int END,
-               state = 'queued', last_heartbeat = NULL, heartbeats = 0, acknowledged_at = NULL, started_at = NULL,
-               lease_expires_at = now() + ${interval(DEFAULT_RECLAIM_MS)}, updated_at = now(), claims = w.claims + 1
+               ${reservedFor(DEFAULT_RECLAIM_MS)}
           FROM numbered
          WHERE w.id = ANY (ARRAY(SELECT id FROM numbered)) AND w.id = numbered.id
         RETURNING ${WORK_COLUMNS}, w.created_at AS created

@@ -4,7 +4,7 @@ import { interval } from '../db/time.js';
 import { newId } from '../ids.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { recordPollCtes } from './record-poll.js';
-import { pickPollable, WORK_COLUMNS } from './sql.js';
+import { pickPollable, reservedFor, WORK_COLUMNS } from './sql.js';
 import type { Work } from './types.js';
 
 /** Abandoned wind-downs a single poll finalizes at most; the rest drain on later polls. */
@@ -70,9 +70,7 @@ export function poll(
       db,
       sql`WITH ${recorded} ${finalizeAbandonedCte(environmentId)}, ${pickPollable(environmentId, interval(DEFAULT_RECLAIM_MS - reclaimMs))}
       UPDATE work_items w
-         SET id = CASE WHEN picked.first THEN w.id ELSE ${newId('work')} END,
-             state = 'queued', last_heartbeat = NULL, heartbeats = 0, acknowledged_at = NULL, started_at = NULL,
-             lease_expires_at = now() + ${interval(DEFAULT_RECLAIM_MS)}, updated_at = now(), claims = w.claims + 1
+         SET id = CASE WHEN picked.first THEN w.id ELSE ${newId('work')} END, ${reservedFor(DEFAULT_RECLAIM_MS)}
         FROM picked
        WHERE w.id = picked.id
       RETURNING ${WORK_COLUMNS}`,

@@ -49,6 +49,16 @@ export function wireScope(environmentId: string, workId: string): SQL {
   return sql`w.id = ${workId} AND w.environment_id = ${environmentId} AND w.lane = 'poll'`;
 }
 
+/**
+ * `wireScope` for a batch: the rows of `work_items w` named by `b (id, env)`, rows of the CTE
+ * `input`, each seen only by its own environment. `id = ANY(…)` keeps a prepared statement's
+ * plan on the primary key however few or many the batch holds.
+ */
+export function wireScopeOf(input: string): SQL {
+  return sql.raw(`w.id = ANY (ARRAY(SELECT id FROM ${input})) AND w.id = b.id AND w.environment_id = b.env
+           AND w.lane = 'poll'`);
+}
+
 /** Whether the item's session has a tool call without an answer (an index probe, session_tool_calls_open_idx). */
 export const CALLS_OPEN = sql.raw(`EXISTS (SELECT 1 FROM session_tool_calls c
   WHERE c.session_id = w.session_id AND c.answered_seq IS NULL) AS "callsOpen"`);
@@ -131,6 +141,16 @@ export function pickPollable(environmentId: string, reservedBefore: SQL, limit =
          AND lease_expires_at < now()`,
     limit,
   );
+}
+
+/**
+ * The SET list of a poll-lane hand-out to `w`, but for its id (see `poll`): a fresh queued
+ * reservation of `reservationMs`, with the ack, start and heartbeat stamps of any earlier
+ * holder cleared, one more claim.
+ */
+export function reservedFor(reservationMs: number): SQL {
+  return sql`state = 'queued', last_heartbeat = NULL, heartbeats = 0, acknowledged_at = NULL, started_at = NULL,
+             lease_expires_at = now() + ${interval(reservationMs)}, updated_at = now(), claims = w.claims + 1`;
 }
 
 /** The SET list of a claim-lane hand-out to `w`: a fresh lease of `ttlMs`, one more claim. */

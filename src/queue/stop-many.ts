@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { CALLS_OPEN, WORK_COLUMNS } from './sql.js';
+import { CALLS_OPEN, WORK_COLUMNS, wireScopeOf } from './sql.js';
 
 /** One stop of a batch, as `stopWork` takes it. */
 export interface StopCall {
@@ -28,8 +28,7 @@ export function stopManyCtes(calls: readonly StopCall[]): SQL {
                lease_expires_at = CASE WHEN NOT b.force AND w.state = 'active' THEN w.lease_expires_at END,
                updated_at = now()
           FROM stop_in b
-         WHERE w.id = ANY (ARRAY(SELECT id FROM stop_in)) AND w.id = b.id AND w.environment_id = b.env
-           AND w.lane = 'poll'
+         WHERE ${wireScopeOf('stop_in')}
            AND CASE WHEN b.force THEN w.state <> 'stopped' ELSE w.state IN ('queued', 'starting', 'active') END
         RETURNING 'stop' AS op, ${WORK_COLUMNS}, ${CALLS_OPEN}
       )`;

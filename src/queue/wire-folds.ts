@@ -12,17 +12,13 @@
 
 import { Fold } from '../db/fold.js';
 import type { SqlHandle } from '../db/handle.js';
-import { ack } from './ack.js';
 import type { AckCall } from './ack-many.js';
-import { heartbeat } from './heartbeat.js';
 import type { HeartbeatCall } from './heartbeat-many.js';
-import { poll } from './poll.js';
 import { pollMany } from './poll-many.js';
-import { stopWork } from './stop.js';
 import type { StopCall } from './stop-many.js';
 import type { HeartbeatResult, Work } from './types.js';
 import { type WireWrite, type WireWriteAnswer, wireWritesMany } from './wire-writes.js';
-import type { PollCall, WorkCalls } from './work-calls.js';
+import { directCalls, type PollCall, type WorkCalls } from './work-calls.js';
 
 export class WireFolds implements WorkCalls {
   /** Acks, heartbeats and stops: one statement carries any mix of them. */
@@ -31,15 +27,17 @@ export class WireFolds implements WorkCalls {
   #calls = 0;
 
   constructor(db: SqlHandle) {
+    // A call alone is what a host without folds sends.
+    const alone = directCalls(db);
     this.writes = new Fold({
       key: (w) => w.workId,
-      one: (w) => writeAlone(db, w),
+      one: (w) => writeAlone(alone, w),
       many: (writes) => wireWritesMany(db, writes),
     });
     // Polls never collide: each call is its own key.
     this.polls = new Fold({
       key: (p) => String(p.call),
-      one: (p) => poll(db, p.environmentId, p.reclaimMs),
+      one: (p) => alone.poll(p),
       many: (calls) => pollsMany(db, calls),
     });
   }
@@ -65,18 +63,15 @@ export class WireFolds implements WorkCalls {
   }
 }
 
-/** One write by its own operation, with every answer that operation gives. */
-export async function writeAlone(db: SqlHandle, w: WireWrite): Promise<WireWriteAnswer> {
+/** One write by its own operation (`calls`, a host's one-statement calls), with every answer it gives. */
+export async function writeAlone(calls: WorkCalls, w: WireWrite): Promise<WireWriteAnswer> {
   switch (w.op) {
     case 'ack':
-      return { op: 'ack', work: await ack(db, w.environmentId, w.workId) };
+      return { op: 'ack', work: await calls.ack(w) };
     case 'heartbeat':
-      return {
-        op: 'heartbeat',
-        result: await heartbeat(db, w.environmentId, w.workId, w.expected, w.ttlSeconds),
-      };
+      return { op: 'heartbeat', result: await calls.heartbeat(w) };
     case 'stop':
-      return { op: 'stop', ...(await stopWork(db, w.environmentId, w.workId, w.force)) };
+      return { op: 'stop', ...(await calls.stop(w)) };
   }
 }
 

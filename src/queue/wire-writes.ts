@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { type AckCall, ackManyCtes } from './ack-many.js';
+import { heartbeatResult } from './heartbeat.js';
 import { type HeartbeatCall, heartbeatManyCtes } from './heartbeat-many.js';
 import { type StopCall, stopManyCtes } from './stop-many.js';
 import type { HeartbeatResult, Work } from './types.js';
@@ -60,11 +61,10 @@ export function wireWritesMany(
       if (op === 'ack') answers.set(work.id, { op, work });
       else if (op === 'stop') answers.set(work.id, { op, work, callsOpen: callsOpen === true });
       else {
-        const { lastHeartbeat, state } = work;
         const ttlSeconds = (asked as HeartbeatCall).ttlSeconds;
         answers.set(work.id, {
           op,
-          result: { lastHeartbeat: lastHeartbeat!, state, leaseExtended: state === 'active', ttlSeconds },
+          result: heartbeatResult({ lastHeartbeat: work.lastHeartbeat!, state: work.state }, ttlSeconds),
         });
       }
     }

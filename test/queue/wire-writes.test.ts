@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SqlHandle } from '../../src/db/handle.js';
 import {
+  directCalls,
   type HeartbeatCall,
   NO_HEARTBEAT,
   type WireWrite,
@@ -65,7 +66,7 @@ describe.each(['pg', 'pglite'] as const)('wireWritesMany (%s)', (driver) => {
 
   it('writes every item and answers every write as its operation alone does, every kind and stage in one statement', async () => {
     const { alone, many, errors } = await runTwins(t.db, everyWrite(), {
-      alone: (w) => writeAlone(t.db, w),
+      alone: (w) => writeAlone(directCalls(t.db), w),
       many: (writes) => wireWritesMany(t.db, writes),
       key: (w) => w.workId,
       shape,
