@@ -19,7 +19,8 @@ export interface Logger {
 export interface ApiDeps {
   db: Database;
   /**
-   * How the work API's polls, acks, heartbeats and stops reach `db`: a long-lived host passes
+   * How the work API's polls, acks, heartbeats and stops, and the platform lane's
+   * complete-and-claim steps, reach `db`: a long-lived host passes
    * `wireFolds(db)`, which folds concurrent calls into shared statements; absent → a
    * statement per call (Workers: the handle lives for one request, nothing to fold).
    */

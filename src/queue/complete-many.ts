@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { instantParts } from '../db/instant.js';
 import { withSpan } from '../telemetry/tracing.js';
@@ -10,41 +10,59 @@ export interface CompleteManyResult {
   lost: string[];
 }
 
+/** A held item's proof as the batch statements bind it: local time plus offset (`instantParts`). */
+export interface Proof {
+  id: string;
+  local: string;
+  off: number;
+}
+
+/** The proofs of `items`, and the ids of those whose lease is no proof this queue issued (lost at once). */
+export function proofsOf(items: readonly Item[]): { proofs: Proof[]; unproven: string[] } {
+  const proofs: Proof[] = [];
+  const unproven: string[] = [];
+  for (const item of items) {
+    const parts = instantParts(item.lease);
+    if (parts) proofs.push({ id: item.id, local: parts.local, off: parts.offsetMinutes });
+    else unproven.push(item.id);
+  }
+  return { proofs, unproven };
+}
+
+/**
+ * The completions of a batch as CTEs: `p` (the proofs), then `done (id)`, the items finished
+ * under them, each fenced by its own proof exactly as `complete` fences one.
+ *
+ * The proofs travel as one JSON document so the statement is the same on every driver.
+ * `id = ANY(…)` keeps every plan on the primary key: prepared, the statement may run on a
+ * generic plan made from statistics taken when nothing was active, which otherwise scans
+ * work_items for active rows and re-reads the proofs for each one.
+ */
+export function completedCtes(proofs: readonly Proof[]): SQL {
+  return sql`p AS MATERIALIZED (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(proofs)}::jsonb) AS p(id text, local timestamp, off integer)
+      ), done AS (
+        UPDATE work_items w
+           SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()
+          FROM p
+         WHERE w.id = ANY (ARRAY(SELECT id FROM p)) AND w.id = p.id AND w.state = 'active'
+           AND w.lease_expires_at = ((p.local - make_interval(mins => p.off)) AT TIME ZONE 'UTC')
+        RETURNING w.id
+      )`;
+}
+
 /**
  * Completes a batch of held items in one statement, each fenced by its own proof exactly as
  * `complete` fences one: an item whose lease lapsed and was reclaimed, or that was cancelled,
  * is left alone and reported in `lost` (not thrown: the rest of the batch did finish, and
  * the caller must know which ones did not). Runs on the handle it is given, so inside a
  * transaction the completions commit with the caller's writes.
- *
- * The proofs travel as one JSON document so the statement is the same on every driver; each
- * proof is bound as local time plus offset (`instantParts`), as single writes bind theirs.
  */
 export function completeMany(db: SqlHandle, items: readonly Item[]): Promise<CompleteManyResult> {
   return withSpan('queue.complete_many', { 'work.batch_size': items.length }, async (span) => {
-    const proofs: Array<{ id: string; local: string; off: number }> = [];
-    const lost: string[] = [];
-    for (const item of items) {
-      const parts = instantParts(item.lease);
-      if (parts) proofs.push({ id: item.id, local: parts.local, off: parts.offsetMinutes });
-      else lost.push(item.id);
-    }
+    const { proofs, unproven: lost } = proofsOf(items);
     if (proofs.length === 0) return { completed: [], lost };
-    // `id = ANY(…)` keeps every plan on the primary key: prepared, the statement may run on a
-    // generic plan made from statistics taken when nothing was active, which otherwise scans
-    // work_items for active rows and re-reads the proofs for each one.
-    const done = await rows<{ id: string }>(
-      db,
-      sql`WITH p AS MATERIALIZED (
-        SELECT * FROM jsonb_to_recordset(${JSON.stringify(proofs)}::jsonb) AS p(id text, local timestamp, off integer)
-      )
-      UPDATE work_items w
-         SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()
-        FROM p
-       WHERE w.id = ANY (ARRAY(SELECT id FROM p)) AND w.id = p.id AND w.state = 'active'
-         AND w.lease_expires_at = ((p.local - make_interval(mins => p.off)) AT TIME ZONE 'UTC')
-      RETURNING w.id`,
-    );
+    const done = await rows<{ id: string }>(db, sql`WITH ${completedCtes(proofs)} SELECT id FROM done`);
     const finished = new Set(done.map((r) => r.id));
     for (const p of proofs) if (!finished.has(p.id)) lost.push(p.id);
     span.setAttributes({ 'work.completed': finished.size, 'work.lost': lost.length });

@@ -12,6 +12,7 @@ export { CLAIM_MANY_MAX, claimMany } from './claim-many.js';
 export { type CompleteAndClaimResult, completeAndClaim } from './complete-and-claim.js';
 export { type CompleteManyResult, completeMany } from './complete-many.js';
 export { completeThenClaim } from './complete-then-claim.js';
+export { completeThenClaimMany, type StepsResult } from './complete-then-claim-many.js';
 export { drain } from './drain.js';
 export {
   type EnqueueInput,
@@ -63,4 +64,4 @@ export * from './types.js';
 export { updateMetadata } from './update-metadata.js';
 export { WireFolds, wireFolds, writeAlone } from './wire-folds.js';
 export { type WireWrite, type WireWriteAnswer, wireWritesMany } from './wire-writes.js';
-export { directCalls, type PollCall, type WorkCalls } from './work-calls.js';
+export { directCalls, type PollCall, type StepCall, type WorkCalls } from './work-calls.js';

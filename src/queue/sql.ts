@@ -87,7 +87,7 @@ const ONE = sql.raw('1');
  * the statement's transaction ends; that happens only while some lease has lapsed, which is
  * rare.
  */
-function pickOldest(columns: SQL, picks: SQL, queued: SQL, lapsed: SQL, limit: number): SQL {
+function pickOldest(columns: SQL, picks: SQL, queued: SQL, lapsed: SQL, limit: number, pickLimit?: SQL): SQL {
   const count = limit === 1 ? ONE : sql`${limit}`;
   return sql`queued AS (
         SELECT ${columns} FROM work_items WHERE ${queued}
@@ -102,7 +102,7 @@ function pickOldest(columns: SQL, picks: SQL, queued: SQL, lapsed: SQL, limit: n
       ), picked AS (
         SELECT ${picks} FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) c
          ORDER BY created_at
-         LIMIT ${count}
+         LIMIT ${pickLimit ?? count}
       )`;
 }
 
@@ -111,16 +111,19 @@ function pickOldest(columns: SQL, picks: SQL, queued: SQL, lapsed: SQL, limit: n
  * available items of `kind` (work_items_claim_queued_idx, work_items_claim_lease_idx).
  * Available means queued, or active with a lapsed lease (the claim reclaims it). `also`
  * narrows both candidate sets further (a step that must wait for its completion reads it
- * there). Shared by every statement that hands out claim-lane items, so they can never
- * disagree on what may be taken or in which order.
+ * there). `take`, an expression the statement computes, hands out fewer than `limit` (a
+ * batch of steps leases one item per completion it made); each scan still reads at most
+ * `limit` rows, a bound the planner knows. Shared by every statement that hands out
+ * claim-lane items, so they can never disagree on what may be taken or in which order.
  */
-export function pickClaimable(kind: string, limit: number, also: SQL = sql``): SQL {
+export function pickClaimable(kind: string, limit: number, also: SQL = sql``, take?: SQL): SQL {
   return pickOldest(
     sql`id, state, created_at`,
     sql`id, state`,
     sql`lane = 'claim' AND kind = ${kind} AND state = 'queued' ${also}`,
     sql`lane = 'claim' AND kind = ${kind} AND state = 'active' AND lease_expires_at < now() ${also}`,
     limit,
+    take,
   );
 }
 

@@ -1,9 +1,11 @@
 /**
- * The work API's hot statements, folded per database handle (db/fold.ts): acks, heartbeats
+ * The HTTP lanes' hot statements, folded per database handle (db/fold.ts): acks, heartbeats
  * and stops that arrive while one of them is in flight share the next statement
  * (`wireWritesMany`), and so do polls (`pollMany`, one statement per environment and reclaim
- * window among them). The same calls as `ack`, `heartbeat`, `stopWork` and `poll`, with the
- * same answers; a call arriving alone is sent alone, by its own operation.
+ * window among them) and the platform lane's complete-and-claim steps
+ * (`completeThenClaimMany`, one statement per kind and lease length among them). The same
+ * calls as `ack`, `heartbeat`, `stopWork`, `poll` and `completeThenClaim`, with the same
+ * answers; a call arriving alone is sent alone, by its own operation.
  *
  * One per database handle (`wireFolds`), for a host whose handle serves all its requests
  * (Node, PGlite): the folds fold across them. A Worker's handle lives for one request and has
@@ -13,17 +15,20 @@
 import { Fold } from '../db/fold.js';
 import type { SqlHandle } from '../db/handle.js';
 import type { AckCall } from './ack-many.js';
+import { completeThenClaimMany } from './complete-then-claim-many.js';
 import type { HeartbeatCall } from './heartbeat-many.js';
 import { pollMany } from './poll-many.js';
 import type { StopCall } from './stop-many.js';
-import type { HeartbeatResult, Work } from './types.js';
+import type { HeartbeatResult, Item, Work } from './types.js';
 import { type WireWrite, type WireWriteAnswer, wireWritesMany } from './wire-writes.js';
-import { directCalls, type PollCall, type WorkCalls } from './work-calls.js';
+import { directCalls, type PollCall, type StepCall, type WorkCalls } from './work-calls.js';
 
 export class WireFolds implements WorkCalls {
   /** Acks, heartbeats and stops: one statement carries any mix of them. */
   readonly writes: Fold<WireWrite, WireWriteAnswer>;
   readonly polls: Fold<PollCall & { call: number }, Work | null>;
+  /** Platform claimers' complete-and-claim steps, one per held item. */
+  readonly steps: Fold<StepCall, Item | null>;
   #calls = 0;
 
   constructor(db: SqlHandle) {
@@ -40,6 +45,15 @@ export class WireFolds implements WorkCalls {
       one: (p) => alone.poll(p),
       many: (calls) => pollsMany(db, calls),
     });
+    this.steps = new Fold({
+      key: (s) => s.held.id,
+      one: (s) => alone.completeThenClaim(s),
+      many: (steps) => stepsMany(db, steps),
+    });
+  }
+
+  completeThenClaim(call: StepCall): Promise<Item | null> {
+    return this.steps.run(call);
   }
 
   poll(call: PollCall): Promise<Work | null> {
@@ -85,22 +99,52 @@ async function pollsMany(
   db: SqlHandle,
   calls: Array<PollCall & { call: number }>,
 ): Promise<Map<string, Work | null>> {
-  const groups = new Map<string, Array<PollCall & { call: number }>>();
-  for (const c of calls) {
-    const g = `${c.environmentId} ${c.reclaimMs}`;
-    const group = groups.get(g);
-    if (group) group.push(c);
-    else groups.set(g, [c]);
-  }
   const answers = new Map<string, Work | null>();
   await Promise.allSettled(
-    [...groups.values()].map(async (group) => {
+    [...groupBy(calls, (c) => `${c.environmentId} ${c.reclaimMs}`).values()].map(async (group) => {
       const first = group[0]!;
       const items = await pollMany(db, first.environmentId, first.reclaimMs, group.length);
       for (const [i, c] of group.entries()) answers.set(String(c.call), items[i] ?? null);
     }),
   );
   return answers;
+}
+
+/**
+ * Steps of one kind and lease length share a statement; each holder whose item it completed
+ * gets the next item it leased (the oldest to the first caller) or null when the lane ran
+ * out, as alone. A holder it did not complete is not answered: its call runs alone and is
+ * told its lease was lost. A group whose statement failed wrote nothing (its calls run
+ * alone); the others keep what they completed and leased.
+ */
+async function stepsMany(db: SqlHandle, calls: StepCall[]): Promise<Map<string, Item | null>> {
+  const answers = new Map<string, Item | null>();
+  await Promise.allSettled(
+    [...groupBy(calls, (c) => `${c.kind} ${c.ttlMs}`).values()].map(async (group) => {
+      const first = group[0]!;
+      const { completed, next } = await completeThenClaimMany(
+        db,
+        group.map((c) => c.held),
+        first.kind,
+        first.ttlMs,
+      );
+      const finished = new Set(completed);
+      let handed = 0;
+      for (const c of group) if (finished.has(c.held.id)) answers.set(c.held.id, next[handed++] ?? null);
+    }),
+  );
+  return answers;
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
 }
 
 const folds = new WeakMap<SqlHandle, WireFolds>();

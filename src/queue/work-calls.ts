@@ -1,18 +1,20 @@
 /**
- * The work API's hot calls (poll, ack, heartbeat, stop) as one interface, so a host chooses
- * how they reach the database: `directCalls`, a statement per call, or `WireFolds`
- * (wire-folds.ts), which folds concurrent calls into shared statements. A host whose handle
- * lives for one request (a Worker) has nothing to fold and does not load the folds.
+ * The HTTP lanes' hot calls as one interface — the work API's poll, ack, heartbeat and stop,
+ * and the platform lane's complete-and-claim step — so a host chooses how they reach the
+ * database: `directCalls`, a statement per call, or `WireFolds` (wire-folds.ts), which folds
+ * concurrent calls into shared statements. A host whose handle lives for one request (a
+ * Worker) has nothing to fold and does not load the folds.
  */
 import type { SqlHandle } from '../db/handle.js';
 import { ack } from './ack.js';
 import type { AckCall } from './ack-many.js';
+import { completeThenClaim } from './complete-then-claim.js';
 import { heartbeat } from './heartbeat.js';
 import type { HeartbeatCall } from './heartbeat-many.js';
 import { poll } from './poll.js';
 import { stopWork } from './stop.js';
 import type { StopCall } from './stop-many.js';
-import type { HeartbeatResult, Work } from './types.js';
+import type { HeartbeatResult, Item, Work, WorkKind } from './types.js';
 
 /** One poll that records no worker (a recording poll goes alone, with `poll`'s `recordWorker`). */
 export interface PollCall {
@@ -20,11 +22,20 @@ export interface PollCall {
   reclaimMs: number;
 }
 
+/** A platform claimer's step: complete `held` under its proof, then lease the next item of `kind` for `ttlMs`. */
+export interface StepCall {
+  held: Item;
+  kind: WorkKind;
+  ttlMs: number;
+}
+
 export interface WorkCalls {
   poll(call: PollCall): Promise<Work | null>;
   ack(call: AckCall): Promise<Work>;
   heartbeat(call: HeartbeatCall): Promise<HeartbeatResult>;
   stop(call: StopCall): Promise<{ work: Work; callsOpen: boolean }>;
+  /** `completeThenClaim`: the next item or null; a lost lease throws `LeaseLostError`. */
+  completeThenClaim(call: StepCall): Promise<Item | null>;
 }
 
 /** Each call its own statement, by its own operation. */
@@ -34,5 +45,6 @@ export function directCalls(db: SqlHandle): WorkCalls {
     ack: (c) => ack(db, c.environmentId, c.workId),
     heartbeat: (c) => heartbeat(db, c.environmentId, c.workId, c.expected, c.ttlSeconds),
     stop: (c) => stopWork(db, c.environmentId, c.workId, c.force),
+    completeThenClaim: (c) => completeThenClaim(db, c.held, c.kind, c.ttlMs),
   };
 }

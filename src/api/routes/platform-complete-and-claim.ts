@@ -1,6 +1,5 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
-import { completeThenClaim } from '../../queue/index.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { parseWith, readJson } from '../body.js';
 import { document, errorEnvelope } from '../openapi.js';
@@ -16,6 +15,7 @@ import {
   ttlSecondsSchema,
 } from './platform-scope.js';
 import { platformItemSchema } from './platform-wire.js';
+import { workCalls } from './work-scope.js';
 
 export const platformCompleteAndClaimBody = z.strictObject({
   lease: leaseSchema,
@@ -62,7 +62,7 @@ export function registerPlatformCompleteAndClaim(app: Hono<AppEnv>): void {
     const held = heldItem(platformWorkId(c), body.lease);
     const ttlMs = body.ttl_seconds * 1000;
     // A wait is admitted before the step runs, so a refusal (429) leaves the held item as it was.
-    const step = () => completeThenClaim(c.get('deps').db, held, body.kind, ttlMs);
+    const step = () => workCalls(c).completeThenClaim({ held, kind: body.kind, ttlMs });
     return reply(c, await claimForRequest(c, caller.keyId, body.kind, ttlMs, body.block_ms, step));
   });
 }

@@ -39,7 +39,7 @@ export function lenientInt(value: string | undefined, fallback: number, max: num
   return Math.min(n, max);
 }
 
-/** How this host's polls, acks, heartbeats and stops reach the database (`ApiDeps.workCalls`). */
+/** How this host's polls, acks, heartbeats, stops and platform steps reach the database (`ApiDeps.workCalls`). */
 export function workCalls(c: Context<AppEnv>): WorkCalls {
   const deps = c.get('deps');
   return deps.workCalls ?? directCalls(deps.db);

@@ -1,0 +1,73 @@
+import { sql } from 'drizzle-orm';
+import { rows, type SqlHandle } from '../db/handle.js';
+import { recordHandOut, withSpan } from '../telemetry/tracing.js';
+import { completedCtes, proofsOf } from './complete-many.js';
+import { claimedFor, ITEM_COLUMNS, pickClaimable } from './sql.js';
+import type { Item, WorkKind } from './types.js';
+
+/** What a batch of steps did: the held items it completed, and the items it leased, oldest first. */
+export interface StepsResult {
+  completed: string[];
+  next: Item[];
+}
+
+/**
+ * `completeThenClaim` for a batch of holders in one statement: completes each held item under
+ * its own proof, exactly as `complete` does, then leases one available item of `kind` for
+ * `ttlMs` per completion it made, oldest first, exactly as `claim` does — never one of the
+ * held items, and nothing for a holder whose lease was lost, so no lease is taken on behalf of
+ * a caller who will be told it lost its own.
+ *
+ * As in the one-item form, the candidate scans read `settled`, so every completion has ended
+ * before the claim locks anything: a batch waits only while it holds no claimed row.
+ */
+export function completeThenClaimMany(
+  db: SqlHandle,
+  held: readonly Item[],
+  kind: WorkKind,
+  ttlMs: number,
+): Promise<StepsResult> {
+  return withSpan(
+    'queue.complete_then_claim_many',
+    { 'work.kind': kind, 'work.batch_size': held.length },
+    async (span) => {
+      // Sorted by id: batches lock their held rows in one order.
+      const { proofs } = proofsOf([...held].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+      if (proofs.length === 0) return { completed: [], next: [] };
+      const found = await rows<Item & { completed: string[]; id: string | null }>(
+        db,
+        sql`WITH ${completedCtes(proofs)}, settled AS (
+        SELECT count(*)::int AS n, coalesce(jsonb_agg(id), '[]'::jsonb) AS ids FROM done
+      ), ${pickClaimable(
+        kind,
+        proofs.length,
+        sql`AND id <> ALL (ARRAY(SELECT id FROM p)) AND (SELECT n FROM settled) > 0`,
+        sql`(SELECT n FROM settled)`,
+      )}, claimed AS (
+        -- id = ANY(…): the picked rows through the primary key even on a generic plan.
+        UPDATE work_items w
+           SET ${claimedFor(ttlMs)}
+          FROM picked
+         WHERE w.id = ANY (ARRAY(SELECT id FROM picked)) AND w.id = picked.id
+        RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed, w.created_at
+      )
+      -- UPDATE … RETURNING has no order of its own; hand the items out oldest first.
+      SELECT settled.ids AS completed, claimed.id, "environmentId", "sessionId", kind, lease, claims,
+             metadata, "traceContext", reclaimed
+        FROM settled LEFT JOIN claimed ON true
+       ORDER BY claimed.created_at`,
+      );
+      const completed = found[0]?.completed ?? [];
+      const next = found.filter((r) => r.id !== null).map(({ completed: _, ...item }) => item as Item);
+      span.setAttributes({ 'work.completed': completed.length, 'work.claimed': next.length });
+      for (const item of next) {
+        recordHandOut(item.traceContext, {
+          'work.id': item.id,
+          'environment.id': item.environmentId,
+          'work.kind': kind,
+        });
+      }
+      return { completed, next };
+    },
+  );
+}
