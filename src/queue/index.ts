@@ -64,4 +64,4 @@ export * from './types.js';
 export { updateMetadata } from './update-metadata.js';
 export { WireFolds, wireFolds, writeAlone } from './wire-folds.js';
 export { type WireWrite, type WireWriteAnswer, wireWritesMany } from './wire-writes.js';
-export { directCalls, type PollCall, type StepCall, type WorkCalls } from './work-calls.js';
+export { type ClaimCall, directCalls, type PollCall, type StepCall, type WorkCalls } from './work-calls.js';

@@ -2,10 +2,11 @@
  * The HTTP lanes' hot statements, folded per database handle (db/fold.ts): acks, heartbeats
  * and stops that arrive while one of them is in flight share the next statement
  * (`wireWritesMany`), and so do polls (`pollMany`, one statement per environment and reclaim
- * window among them) and the platform lane's complete-and-claim steps
- * (`completeThenClaimMany`, one statement per kind and lease length among them). The same
- * calls as `ack`, `heartbeat`, `stopWork`, `poll` and `completeThenClaim`, with the same
- * answers; a call arriving alone is sent alone, by its own operation.
+ * window among them). On the platform lane: claims (`claimMany`, one statement per kind and
+ * lease length among them), completions (`completeMany`) and complete-and-claim steps
+ * (`completeThenClaimMany`, one statement per kind and lease length). The same calls as
+ * `ack`, `heartbeat`, `stopWork`, `poll`, `claim`, `complete` and `completeThenClaim`, with
+ * the same answers; a call arriving alone is sent alone, by its own operation.
  *
  * One per database handle (`wireFolds`), for a host whose handle serves all its requests
  * (Node, PGlite): the folds fold across them. A Worker's handle lives for one request and has
@@ -15,19 +16,23 @@
 import { Fold } from '../db/fold.js';
 import type { SqlHandle } from '../db/handle.js';
 import type { AckCall } from './ack-many.js';
+import { claimMany } from './claim-many.js';
+import { completeMany } from './complete-many.js';
 import { completeThenClaimMany } from './complete-then-claim-many.js';
 import type { HeartbeatCall } from './heartbeat-many.js';
 import { pollMany } from './poll-many.js';
 import type { StopCall } from './stop-many.js';
 import type { HeartbeatResult, Item, Work } from './types.js';
 import { type WireWrite, type WireWriteAnswer, wireWritesMany } from './wire-writes.js';
-import { directCalls, type PollCall, type StepCall, type WorkCalls } from './work-calls.js';
+import { type ClaimCall, directCalls, type PollCall, type StepCall, type WorkCalls } from './work-calls.js';
 
 export class WireFolds implements WorkCalls {
   /** Acks, heartbeats and stops: one statement carries any mix of them. */
   readonly writes: Fold<WireWrite, WireWriteAnswer>;
   readonly polls: Fold<PollCall & { call: number }, Work | null>;
-  /** Platform claimers' complete-and-claim steps, one per held item. */
+  readonly claims: Fold<ClaimCall & { call: number }, Item | null>;
+  /** Platform completions and complete-and-claim steps, one per held item. */
+  readonly completions: Fold<Item, undefined>;
   readonly steps: Fold<StepCall, Item | null>;
   #calls = 0;
 
@@ -45,11 +50,37 @@ export class WireFolds implements WorkCalls {
       one: (p) => alone.poll(p),
       many: (calls) => pollsMany(db, calls),
     });
+    // Claims, as polls, never collide.
+    this.claims = new Fold({
+      key: (c) => String(c.call),
+      one: (c) => alone.claim(c),
+      many: (calls) => claimsMany(db, calls),
+    });
+    this.completions = new Fold({
+      key: (held) => held.id,
+      one: async (held) => {
+        await alone.complete(held);
+        return undefined;
+      },
+      many: async (held) => {
+        // A lost lease is not answered here: its call runs alone, for its LeaseLostError.
+        const { completed } = await completeMany(db, held);
+        return new Map(completed.map((id) => [id, undefined]));
+      },
+    });
     this.steps = new Fold({
       key: (s) => s.held.id,
       one: (s) => alone.completeThenClaim(s),
       many: (steps) => stepsMany(db, steps),
     });
+  }
+
+  claim(call: ClaimCall): Promise<Item | null> {
+    return this.claims.run({ ...call, call: ++this.#calls });
+  }
+
+  async complete(held: Item): Promise<void> {
+    await this.completions.run(held);
   }
 
   completeThenClaim(call: StepCall): Promise<Item | null> {
@@ -104,6 +135,25 @@ async function pollsMany(
     [...groupBy(calls, (c) => `${c.environmentId} ${c.reclaimMs}`).values()].map(async (group) => {
       const first = group[0]!;
       const items = await pollMany(db, first.environmentId, first.reclaimMs, group.length);
+      for (const [i, c] of group.entries()) answers.set(String(c.call), items[i] ?? null);
+    }),
+  );
+  return answers;
+}
+
+/**
+ * Claims of one kind and lease length share a statement; the oldest item goes to the oldest
+ * call, and a call that got none found the lane empty, as it would have alone.
+ */
+async function claimsMany(
+  db: SqlHandle,
+  calls: Array<ClaimCall & { call: number }>,
+): Promise<Map<string, Item | null>> {
+  const answers = new Map<string, Item | null>();
+  await Promise.allSettled(
+    [...groupBy(calls, (c) => `${c.kind} ${c.ttlMs}`).values()].map(async (group) => {
+      const first = group[0]!;
+      const items = await claimMany(db, first.kind, group.length, first.ttlMs);
       for (const [i, c] of group.entries()) answers.set(String(c.call), items[i] ?? null);
     }),
   );

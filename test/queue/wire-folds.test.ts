@@ -1,14 +1,25 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { rows } from '../../src/db/handle.js';
 import {
+  claim,
   HeartbeatMismatchError,
+  type Item,
+  LeaseLostError,
   NO_HEARTBEAT,
   type WireWrite,
   wireFolds,
   wireWritesMany,
 } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
-import { readWork, seedPollItems, setupSession, wireWork } from '../helpers/factories.js';
+import {
+  backdateLease,
+  enqueueClaimItems,
+  readWork,
+  seedPollItems,
+  setupSession,
+  wireWork,
+} from '../helpers/factories.js';
 import { capture, genericPlan } from '../helpers/plans.js';
 
 describe('the work API folds on real PostgreSQL connections', () => {
@@ -123,5 +134,53 @@ describe('the work API folds on real PostgreSQL connections', () => {
       // Each of the three updates reaches its rows through the primary key.
       expect(plan.match(/Index Scan using work_items_pkey on work_items w(_\d)?\s/g)).toHaveLength(3);
     }
+  });
+});
+
+describe('the platform lane folds on real PostgreSQL connections', () => {
+  const t = useTestDb('pg');
+  const MINUTE = 60_000;
+
+  it('24 claims of two kinds at once hand out each available item once, oldest first, the rest find none, in fewer statements than claims', async () => {
+    const turns = await enqueueClaimItems(t.db, 10, 'model_turn');
+    const webs = await enqueueClaimItems(t.db, 5, 'web_exec');
+    const folds = wireFolds(t.db);
+    const kinds = Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? 'model_turn' : 'web_exec') as const);
+    const got = await Promise.all(kinds.map((kind) => folds.claim({ kind, ttlMs: MINUTE })));
+    const handed = (kind: string) =>
+      got.filter((item, i): item is Item => item !== null && kinds[i] === kind).map((item) => item.id);
+    for (const [i, item] of got.entries()) if (item) expect(item.kind).toBe(kinds[i]);
+    expect(handed('model_turn').sort()).toEqual([...turns].sort());
+    expect(handed('web_exec').sort()).toEqual([...webs].sort());
+    expect(got.filter((item) => item === null)).toHaveLength(24 - 15);
+    expect(folds.claims.statements).toBeLessThan(folds.claims.calls);
+    const [twice] = await rows<{ n: number }>(
+      t.db,
+      sql`SELECT count(*)::int AS n FROM work_items WHERE claims <> 1 OR state <> 'active'`,
+    );
+    expect(twice!.n).toBe(0);
+  });
+
+  it('24 completions at once finish their own items; a lost lease fails only its own with LeaseLostError', async () => {
+    await enqueueClaimItems(t.db, 28, 'model_turn');
+    const held: Item[] = [];
+    for (let i = 0; i < 24; i++) held.push((await claim(t.db, 'model_turn', MINUTE))!);
+    const lost = held.filter((_, i) => i % 6 === 1);
+    for (const h of lost) await backdateLease(t.db, h, 2 * MINUTE);
+    for (const _ of lost) await claim(t.db, 'model_turn', MINUTE);
+    const folds = wireFolds(t.db);
+    const settled = await Promise.allSettled(held.map((h) => folds.complete(h)));
+    for (const [i, s] of settled.entries()) {
+      const row = (await readWork(t.db, held[i]!.id))!;
+      if (i % 6 === 1) {
+        expect((s as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+        expect(row.state).toBe('active');
+      } else {
+        expect(s.status).toBe('fulfilled');
+        expect(row.state).toBe('stopped');
+      }
+    }
+    expect(folds.completions.calls).toBe(24);
+    expect(folds.completions.statements).toBeLessThan(24);
   });
 });

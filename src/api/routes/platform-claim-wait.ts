@@ -5,9 +5,10 @@
 import type { Context } from 'hono';
 import * as z from 'zod/mini';
 import { pause } from '../../clock.js';
-import { claim, type Item, type WorkKind } from '../../queue/index.js';
+import type { Item, WorkKind } from '../../queue/index.js';
 import type { ApiDeps, AppEnv } from '../types.js';
 import { type PlatformItem, toPlatformItem } from './platform-wire.js';
+import { hostCalls } from './work-scope.js';
 
 /** A platform function's longest wait for work in one request; it asks again after. */
 export const MAX_CLAIM_BLOCK_MS = 20_000;
@@ -72,7 +73,7 @@ export async function waitAndClaim(
         backoff = Math.min(RECLAIM_MAX_MS, backoff * 2);
       }
       if (signal.aborted) break;
-      item = await claim(deps.db, kind, ttlMs);
+      item = await hostCalls(deps).claim({ kind, ttlMs });
     }
     return item;
   } finally {

@@ -1,6 +1,5 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
-import { claim } from '../../queue/index.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { parseWith, readJson } from '../body.js';
 import { document } from '../openapi.js';
@@ -9,6 +8,7 @@ import type { AppEnv } from '../types.js';
 import { blockMsSchema, claimForRequest } from './platform-claim-wait.js';
 import { kindSchema, PLATFORM_BASE, ttlSecondsSchema } from './platform-scope.js';
 import { platformItemSchema } from './platform-wire.js';
+import { workCalls } from './work-scope.js';
 
 export const platformClaimBody = z.strictObject({
   kind: kindSchema,
@@ -38,7 +38,7 @@ export function registerPlatformClaim(app: Hono<AppEnv>): void {
     const caller = await authorize(c, PLATFORM);
     const body = parseWith(platformClaimBody, await readJson(c));
     const ttlMs = body.ttl_seconds * 1000;
-    const first = () => claim(c.get('deps').db, body.kind, ttlMs);
+    const first = () => workCalls(c).claim({ kind: body.kind, ttlMs });
     return reply(c, await claimForRequest(c, caller.keyId, body.kind, ttlMs, body.block_ms, first));
   });
 }

@@ -1,12 +1,12 @@
 import type { Hono } from 'hono';
 import * as z from 'zod/mini';
-import { complete } from '../../queue/index.js';
 import { authorize, PLATFORM } from '../auth.js';
 import { parseWith, readJson } from '../body.js';
 import { document, errorEnvelope } from '../openapi.js';
 import { noContent } from '../reply.js';
 import type { AppEnv } from '../types.js';
 import { heldItem, leaseSchema, PLATFORM_BASE, platformWorkId } from './platform-scope.js';
+import { workCalls } from './work-scope.js';
 
 export const platformCompleteBody = z.strictObject({ lease: leaseSchema });
 export type PlatformCompleteBody = z.infer<typeof platformCompleteBody>;
@@ -31,7 +31,7 @@ export function registerPlatformComplete(app: Hono<AppEnv>): void {
   app.post(`${PLATFORM_BASE}/work/:workId/complete`, async (c) => {
     await authorize(c, PLATFORM);
     const body = parseWith(platformCompleteBody, await readJson(c));
-    await complete(c.get('deps').db, heldItem(platformWorkId(c), body.lease));
+    await workCalls(c).complete(heldItem(platformWorkId(c), body.lease));
     return noContent();
   });
 }

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { isMintedId } from '../../ids.js';
 import { directCalls, type WorkCalls } from '../../queue/index.js';
 import { notFound } from '../errors.js';
-import type { AppEnv } from '../types.js';
+import type { ApiDeps, AppEnv } from '../types.js';
 
 export const WORK_BASE = '/v1/environments/:environmentId/work';
 
@@ -39,8 +39,12 @@ export function lenientInt(value: string | undefined, fallback: number, max: num
   return Math.min(n, max);
 }
 
-/** How this host's polls, acks, heartbeats, stops and platform steps reach the database (`ApiDeps.workCalls`). */
+/** How this host's hot work calls (polls, acks, …, platform claims) reach the database (`ApiDeps.workCalls`). */
 export function workCalls(c: Context<AppEnv>): WorkCalls {
-  const deps = c.get('deps');
+  return hostCalls(c.get('deps'));
+}
+
+/** `workCalls` for code that holds the host's deps rather than a request. */
+export function hostCalls(deps: ApiDeps): WorkCalls {
   return deps.workCalls ?? directCalls(deps.db);
 }
