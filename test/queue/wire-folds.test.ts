@@ -8,6 +8,7 @@ import {
   LeaseLostError,
   NO_HEARTBEAT,
   type WireWrite,
+  type WorkKind,
   wireFolds,
   wireWritesMany,
 } from '../../src/queue/index.js';
@@ -145,7 +146,7 @@ describe('the platform lane folds on real PostgreSQL connections', () => {
     const turns = await enqueueClaimItems(t.db, 10, 'model_turn');
     const webs = await enqueueClaimItems(t.db, 5, 'web_exec');
     const folds = wireFolds(t.db);
-    const kinds = Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? 'model_turn' : 'web_exec') as const);
+    const kinds = Array.from({ length: 24 }, (_, i): WorkKind => (i % 2 === 0 ? 'model_turn' : 'web_exec'));
     const got = await Promise.all(kinds.map((kind) => folds.claim({ kind, ttlMs: MINUTE })));
     const handed = (kind: string) =>
       got.filter((item, i): item is Item => item !== null && kinds[i] === kind).map((item) => item.id);
