@@ -131,13 +131,11 @@ async function pollsMany(
   calls: Array<PollCall & { call: number }>,
 ): Promise<Map<string, Work | null>> {
   const answers = new Map<string, Work | null>();
-  await Promise.allSettled(
-    [...groupBy(calls, (c) => `${c.environmentId} ${c.reclaimMs}`).values()].map(async (group) => {
-      const first = group[0]!;
-      const items = await pollMany(db, first.environmentId, first.reclaimMs, group.length);
-      for (const [i, c] of group.entries()) answers.set(String(c.call), items[i] ?? null);
-    }),
-  );
+  await eachGroup([...groupBy(calls, (c) => `${c.environmentId} ${c.reclaimMs}`).values()], async (group) => {
+    const first = group[0]!;
+    const items = await pollMany(db, first.environmentId, first.reclaimMs, group.length);
+    for (const [i, c] of group.entries()) answers.set(String(c.call), items[i] ?? null);
+  });
   return answers;
 }
 
@@ -150,13 +148,11 @@ async function claimsMany(
   calls: Array<ClaimCall & { call: number }>,
 ): Promise<Map<string, Item | null>> {
   const answers = new Map<string, Item | null>();
-  await Promise.allSettled(
-    [...groupBy(calls, (c) => `${c.kind} ${c.ttlMs}`).values()].map(async (group) => {
-      const first = group[0]!;
-      const items = await claimMany(db, first.kind, group.length, first.ttlMs);
-      for (const [i, c] of group.entries()) answers.set(String(c.call), items[i] ?? null);
-    }),
-  );
+  await eachGroup([...groupBy(calls, (c) => `${c.kind} ${c.ttlMs}`).values()], async (group) => {
+    const first = group[0]!;
+    const items = await claimMany(db, first.kind, group.length, first.ttlMs);
+    for (const [i, c] of group.entries()) answers.set(String(c.call), items[i] ?? null);
+  });
   return answers;
 }
 
@@ -169,21 +165,30 @@ async function claimsMany(
  */
 async function stepsMany(db: SqlHandle, calls: StepCall[]): Promise<Map<string, Item | null>> {
   const answers = new Map<string, Item | null>();
-  await Promise.allSettled(
-    [...groupBy(calls, (c) => `${c.kind} ${c.ttlMs}`).values()].map(async (group) => {
-      const first = group[0]!;
-      const { completed, next } = await completeThenClaimMany(
-        db,
-        group.map((c) => c.held),
-        first.kind,
-        first.ttlMs,
-      );
-      const finished = new Set(completed);
-      let handed = 0;
-      for (const c of group) if (finished.has(c.held.id)) answers.set(c.held.id, next[handed++] ?? null);
-    }),
-  );
+  await eachGroup([...groupBy(calls, (c) => `${c.kind} ${c.ttlMs}`).values()], async (group) => {
+    const first = group[0]!;
+    const { completed, next } = await completeThenClaimMany(
+      db,
+      group.map((c) => c.held),
+      first.kind,
+      first.ttlMs,
+    );
+    const finished = new Set(completed);
+    let handed = 0;
+    for (const c of group) if (finished.has(c.held.id)) answers.set(c.held.id, next[handed++] ?? null);
+  });
   return answers;
+}
+
+/**
+ * Runs a statement per group, all at once. A group that failed wrote nothing and answers
+ * nothing (its calls run alone); when every group failed, the fold is told so, as for one
+ * statement that failed as a whole.
+ */
+async function eachGroup<T>(groups: T[][], run: (group: T[]) => Promise<void>): Promise<void> {
+  const results = await Promise.allSettled(groups.map((g) => run(g)));
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed.length > 0 && failed.length === results.length) throw failed[0]!.reason;
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {

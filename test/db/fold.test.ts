@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Fold, type FoldOps } from '../../src/db/fold.js';
 
 /**
@@ -11,6 +11,8 @@ class Ledger implements FoldOps<string, number> {
   sent: string[][] = [];
   #gates: Array<() => void> = [];
   failMany = false;
+  /** What a failing `many` throws. */
+  manyError: Error = new Error('statement refused');
   /** Keys `many` leaves unanswered though `one` can write them (a precondition only `one` re-reads). */
   skipInMany = new Set<string>();
 
@@ -27,7 +29,7 @@ class Ledger implements FoldOps<string, number> {
   async many(inputs: string[]): Promise<Map<string, number>> {
     this.sent.push(inputs);
     await this.#gate();
-    if (this.failMany) throw new Error('statement refused');
+    if (this.failMany) throw this.manyError;
     const out = new Map<string, number>();
     for (const k of inputs) if (this.values.has(k) && !this.skipInMany.has(k)) out.set(k, this.#bump(k));
     return out;
@@ -172,7 +174,7 @@ describe('Fold', () => {
   it('sends at most `max` calls a statement, oldest first; the rest go in the next', async () => {
     const keys = Array.from({ length: 7 }, (_, i) => `k${i}`);
     const l = ledger('first', ...keys);
-    const fold = new Fold(l, 3);
+    const fold = new Fold(l, { max: 3 });
     const all = [fold.run('first'), ...keys.map((k) => fold.run(k))];
     for (let i = 0; i < 4; i++) await l.release();
     expect(l.sent).toEqual([['first'], ['k0', 'k1', 'k2'], ['k3', 'k4', 'k5'], ['k6']]);
@@ -189,5 +191,65 @@ describe('Fold', () => {
     expect(l.sent).toEqual([['a'], ['b']]);
     await l.release();
     expect(await b).toBe(1);
+  });
+
+  describe('with a statement that does not come back', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('holds back the calls behind it for stallMs at most: then they go in a statement of their own', async () => {
+      vi.useFakeTimers();
+      const l = ledger('stuck', 'b', 'c', 'd');
+      const fold = new Fold(l, { stallMs: 50 });
+      const stuck = fold.run('stuck');
+      const behind = [fold.run('b'), fold.run('c')];
+      await vi.advanceTimersByTimeAsync(49);
+      expect(l.sent).toEqual([['stuck']]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(l.sent).toEqual([['stuck'], ['b', 'c']]);
+      // The newer statement is not stalled yet: a call now waits for one of the two.
+      const d = fold.run('d');
+      expect(l.sent).toHaveLength(2);
+      await l.release();
+      expect([await stuck, ...(await Promise.all(behind))]).toEqual([1, 1, 1]);
+      expect(l.sent).toEqual([['stuck'], ['b', 'c'], ['d']]);
+      await l.release();
+      expect(await d).toBe(1);
+    });
+
+    it('sends nothing early while statements come back within stallMs', async () => {
+      vi.useFakeTimers();
+      const l = ledger('a', 'b', 'c');
+      const fold = new Fold(l, { stallMs: 50 });
+      const a = fold.run('a');
+      const b = fold.run('b');
+      await vi.advanceTimersByTimeAsync(30);
+      await l.release(); // a, then b goes
+      const c = fold.run('c');
+      await vi.advanceTimersByTimeAsync(30); // 60 ms since a went, 30 since b
+      expect(l.sent).toEqual([['a'], ['b']]);
+      await l.release();
+      await l.release();
+      expect(await Promise.all([a, b, c])).toEqual([1, 1, 1]);
+      expect(l.sent).toEqual([['a'], ['b'], ['c']]);
+    });
+  });
+
+  it('fails every call of a statement the database could not be reached for with its error, none re-run alone', async () => {
+    const l = ledger('a', 'b', 'c');
+    l.failMany = true;
+    l.manyError = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const fold = new Fold(l);
+    const first = fold.run('a');
+    const batch = [fold.run('b'), fold.run('c')];
+    await l.release();
+    await l.release();
+    expect(await first).toBe(1);
+    for (const r of await Promise.allSettled(batch)) {
+      expect((r as PromiseRejectedResult).reason).toBe(l.manyError);
+    }
+    expect(fold.alone).toBe(0);
+    expect(l.sent).toEqual([['a'], ['b', 'c']]);
   });
 });
