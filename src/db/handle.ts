@@ -1,10 +1,11 @@
 /**
  * The one seam between Leasehold and a database: anything that runs a Drizzle `sql` query.
  *
- * A Drizzle database over any of the three supported drivers (`pg` on Node, the Neon
- * serverless Pool on Workers, PGlite embedded) satisfies `Database`, and a Drizzle
- * transaction satisfies `SqlHandle` — so every queue operation that takes a handle joins the
- * caller's transaction when given one (enqueue commits with the event that caused it).
+ * A Drizzle database over `pg` (Node) or PGlite (embedded), and `directDatabase` over the
+ * Neon serverless Pool (Workers: drivers/direct.ts, without Drizzle's query builders in the
+ * bundle), satisfy `Database`, and their transactions satisfy `SqlHandle` — so every queue
+ * operation that takes a handle joins the caller's transaction when given one (enqueue
+ * commits with the event that caused it).
  */
 import type { SQL } from 'drizzle-orm';
 

@@ -2,7 +2,11 @@
  * The Neon serverless Pool (the Workers driver) through the local wsproxy: the seam carries
  * the queue core unchanged, including transactions, row locks and microsecond proofs.
  */
+import { sql } from 'drizzle-orm';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { describe, expect, it } from 'vitest';
+import { pgCode } from '../../src/db/errors.js';
+import { maybeRow } from '../../src/db/handle.js';
 import {
   ack,
   assertLease,
@@ -69,5 +73,42 @@ describe('queue core on the Neon serverless driver', () => {
       beat = await heartbeat(t.db, s.environmentId, work.id, beat.lastHeartbeat, 30);
       expect(beat).toMatchObject({ state: 'active', leaseExtended: true });
     }
+  });
+
+  it('a refused statement fails as on the pg driver: a DrizzleQueryError carrying the SQLSTATE', async () => {
+    const err = await t.db.execute(sql`SELECT 1 / ${0}::int`).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(DrizzleQueryError);
+    expect(pgCode(err)).toBe('22012');
+  });
+
+  it('hands timestamps, dates and intervals back as the server wrote them, and parses the rest', async () => {
+    const row = await maybeRow<Record<string, unknown>>(
+      t.db,
+      sql`SELECT '2026-12-03 10:00:00.123456+00'::timestamptz AS at, '2026-12-03'::date AS day,
+                 '90 seconds'::interval AS span, 7::int AS n, '{"a":1}'::jsonb AS doc, true AS yes`,
+    );
+    expect(row).toEqual({
+      at: '2026-12-03 10:00:00.123456+00',
+      day: '2026-12-03',
+      span: '00:01:30',
+      n: 7,
+      doc: { a: 1 },
+      yes: true,
+    });
+  });
+
+  it('commits what a transaction wrote, on one connection from begin to commit', async () => {
+    const s = await setupSession(t.db, 'cloud');
+    const pids = await t.db.transaction(async (tx) => {
+      const first = await maybeRow<{ pid: number }>(tx, sql`SELECT pg_backend_pid() AS pid`);
+      await enqueue(tx, { ...s, kind: 'mcp_exec' });
+      const second = await maybeRow<{ pid: number }>(tx, sql`SELECT pg_backend_pid() AS pid`);
+      return [first!.pid, second!.pid];
+    });
+    expect(pids[0]).toBe(pids[1]);
+    expect(await claim(t.db, 'mcp_exec', MINUTE)).not.toBeNull();
   });
 });

@@ -189,6 +189,8 @@ describe('the Worker under workerd', () => {
       ),
     );
     expect(left).toEqual({ gone: true, purge: true, kept: true });
-    await withDb((db) => db.execute(sql`DELETE FROM work_items WHERE session_id = ${kept}`));
+    await withDb(async (db) => {
+      await db.execute(sql`DELETE FROM work_items WHERE session_id = ${kept}`);
+    });
   });
 });

@@ -3,11 +3,12 @@
  * (Workers). On Workers a pool must not outlive the request that made it, so callers open
  * one per request and close it before returning.
  */
-import { neonConfig, Pool } from '@neondatabase/serverless';
-import { drizzle, type NeonDatabase } from 'drizzle-orm/neon-serverless';
+import { neonConfig, Pool, types } from '@neondatabase/serverless';
+import type { Database } from '../handle.js';
+import { directDatabase, type QueryPool } from './direct.js';
 
 export interface NeonConnection {
-  db: NeonDatabase;
+  db: Database;
   pool: Pool;
   /**
    * LISTENs on `channel` on this Pool's connection and hands each payload to `onPayload`;
@@ -52,7 +53,7 @@ export function connectNeon(url: string, options: NeonOptions = {}): NeonConnect
   // Sockets torn down after end() surface here; unhandled they crash the isolate.
   pool.on('error', () => {});
   return {
-    db: drizzle({ client: pool }),
+    db: directDatabase(pool as unknown as QueryPool, types.getTypeParser as never),
     pool,
     listen: async (channel, onPayload) => {
       const client = await pool.connect();
