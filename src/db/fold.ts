@@ -29,6 +29,7 @@
  *
  * A fold belongs to one database handle, whose pool it shares with everything else.
  */
+import { type Clock, systemClock } from '../clock.js';
 import { isDatabaseUnavailable } from './errors.js';
 
 export interface FoldOps<In, Out> {
@@ -60,6 +61,8 @@ export interface FoldLimits {
   max?: number;
   /** How long the statement out may hold back waiting calls (default `FOLD_STALL_MS`). */
   stallMs?: number;
+  /** What measures that time (default the system's; tests move a manual one). */
+  clock?: Clock;
 }
 
 export class Fold<In, Out> {
@@ -69,9 +72,10 @@ export class Fold<In, Out> {
   /** Statements out now, and when the last one went. */
   #out = 0;
   #lastSentAt = 0;
-  #stallTimer: ReturnType<typeof setTimeout> | null = null;
+  #stallTimer: unknown = null;
   readonly #max: number;
   readonly #stallMs: number;
+  readonly #clock: Clock;
   /** How much folding happened (tests, the bench): statements sent, the calls they carried, and calls re-run alone. */
   statements = 0;
   calls = 0;
@@ -83,6 +87,7 @@ export class Fold<In, Out> {
   ) {
     this.#max = limits.max ?? FOLD_MAX;
     this.#stallMs = limits.stallMs ?? FOLD_STALL_MS;
+    this.#clock = limits.clock ?? systemClock;
   }
 
   run(input: In): Promise<Out> {
@@ -98,14 +103,14 @@ export class Fold<In, Out> {
    * The exception is a stalled statement (out `stallMs` or more): the calls behind it go.
    */
   #pump(): void {
-    if (this.#out > 0 && Date.now() - this.#lastSentAt < this.#stallMs) {
+    if (this.#out > 0 && this.#clock.now() - this.#lastSentAt < this.#stallMs) {
       if (this.#waiting.length > 0) this.#watchStall();
       return;
     }
     const batch = this.#take();
     if (batch.length === 0) return;
     this.#out++;
-    this.#lastSentAt = Date.now();
+    this.#lastSentAt = this.#clock.now();
     for (const w of batch) this.#flying.add(w.key);
     void this.#send(batch);
     if (this.#waiting.length > 0) this.#watchStall();
@@ -114,8 +119,8 @@ export class Fold<In, Out> {
   /** Pumps again once the statement out has been out `stallMs`, if calls still wait then. */
   #watchStall(): void {
     if (this.#stallTimer) return;
-    const left = Math.max(0, this.#lastSentAt + this.#stallMs - Date.now());
-    this.#stallTimer = setTimeout(() => {
+    const left = Math.max(0, this.#lastSentAt + this.#stallMs - this.#clock.now());
+    this.#stallTimer = this.#clock.setTimeout(() => {
       this.#stallTimer = null;
       this.#pump();
     }, left);

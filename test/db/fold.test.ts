@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Fold, type FoldOps } from '../../src/db/fold.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 /**
  * An operation over an in-memory table of counters whose statements the test releases by hand,
@@ -194,19 +195,15 @@ describe('Fold', () => {
   });
 
   describe('with a statement that does not come back', () => {
-    afterEach(() => {
-      vi.useRealTimers();
-    });
-
     it('holds back the calls behind it for stallMs at most: then they go in a statement of their own', async () => {
-      vi.useFakeTimers();
+      const clock = new ManualClock();
       const l = ledger('stuck', 'b', 'c', 'd');
-      const fold = new Fold(l, { stallMs: 50 });
+      const fold = new Fold(l, { stallMs: 50, clock });
       const stuck = fold.run('stuck');
       const behind = [fold.run('b'), fold.run('c')];
-      await vi.advanceTimersByTimeAsync(49);
+      await clock.advance(49);
       expect(l.sent).toEqual([['stuck']]);
-      await vi.advanceTimersByTimeAsync(1);
+      await clock.advance(1);
       expect(l.sent).toEqual([['stuck'], ['b', 'c']]);
       // The newer statement is not stalled yet: a call now waits for one of the two.
       const d = fold.run('d');
@@ -219,15 +216,15 @@ describe('Fold', () => {
     });
 
     it('sends nothing early while statements come back within stallMs', async () => {
-      vi.useFakeTimers();
+      const clock = new ManualClock();
       const l = ledger('a', 'b', 'c');
-      const fold = new Fold(l, { stallMs: 50 });
+      const fold = new Fold(l, { stallMs: 50, clock });
       const a = fold.run('a');
       const b = fold.run('b');
-      await vi.advanceTimersByTimeAsync(30);
+      await clock.advance(30);
       await l.release(); // a, then b goes
       const c = fold.run('c');
-      await vi.advanceTimersByTimeAsync(30); // 60 ms since a went, 30 since b
+      await clock.advance(30); // 60 ms since a went, 30 since b
       expect(l.sent).toEqual([['a'], ['b']]);
       await l.release();
       await l.release();
