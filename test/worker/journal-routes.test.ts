@@ -70,6 +70,20 @@ async function workerConnections(): Promise<{ opened: number; open: number }> {
 }
 
 /**
+ * Waits (bounded) until the server has seen `opened` Worker connections in all: a connection
+ * that is closing is, for a moment, in neither its open list nor its closed one.
+ */
+async function openedSettlesAt(opened: number): Promise<void> {
+  const deadline = Date.now() + 3_000;
+  let seen = await workerConnections();
+  while (seen.opened < opened && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    seen = await workerConnections();
+  }
+  expect(seen.opened, 'Worker connections the nats-server has seen').toBe(opened);
+}
+
+/**
  * Waits (bounded) until the server holds `open` Worker connections: a close on the client's
  * side reaches the server a moment later, over the socket.
  */
@@ -217,7 +231,7 @@ describe('the journal through the Worker under workerd', () => {
     const before = await workerConnections();
     const path = `/v1/platform/runs/${RUN}/steps/agent/journal`;
     for (let i = 0; i < 3; i++) expect((await send(path, bearer(platformKey))).status).toBe(200);
-    expect((await workerConnections()).opened - before.opened).toBe(3);
+    await openedSettlesAt(before.opened + 3);
     await openSettlesAt(before.open);
   });
 
@@ -234,7 +248,7 @@ describe('the journal through the Worker under workerd', () => {
     const res = await send(`/v1/platform/runs/${run}/steps/agent/journal`, bearer(platformKey));
     expect(res.status).toBe(502);
     expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'api_error' } });
-    expect((await workerConnections()).opened - before.opened).toBe(1);
+    await openedSettlesAt(before.opened + 1);
     await openSettlesAt(before.open);
   });
 
