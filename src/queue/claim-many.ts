@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
-import { claimedFor, ITEM_COLUMNS, pickClaimable } from './sql.js';
+import { claimedBatch, pickClaimable } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
 /** The most items one batch claim may take: one statement's worth of row locks and rows. */
@@ -22,16 +22,7 @@ export function claimMany(db: SqlHandle, kind: WorkKind, n: number, ttlMs: numbe
   return withSpan('queue.claim_many', { 'work.kind': kind, 'work.batch_size': n }, async (span) => {
     const items = await rows<Item>(
       db,
-      sql`WITH ${pickClaimable(kind, n)}, claimed AS (
-        -- id = ANY(…): the picked rows through the primary key even on a generic plan, whose
-        -- guess for LIMIT $n (a tenth of the table) would otherwise hash all of work_items.
-        UPDATE work_items w
-           SET ${claimedFor(ttlMs)}
-          FROM picked
-         WHERE w.id = ANY (ARRAY(SELECT id FROM picked)) AND w.id = picked.id
-        RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed, w.created_at
-      )
-      -- UPDATE … RETURNING has no order of its own; hand the batch out oldest first.
+      sql`WITH ${pickClaimable(kind, n)}, ${claimedBatch(ttlMs)}
       SELECT id, "environmentId", "sessionId", kind, lease, claims, metadata, "traceContext", reclaimed
         FROM claimed ORDER BY created_at`,
     );

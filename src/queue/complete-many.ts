@@ -33,14 +33,16 @@ export function proofsOf(items: readonly Item[]): { proofs: Proof[]; unproven: s
  * The completions of a batch as CTEs: `p` (the proofs), then `done (id)`, the items finished
  * under them, each fenced by its own proof exactly as `complete` fences one.
  *
- * The proofs travel as one JSON document so the statement is the same on every driver.
- * `id = ANY(…)` keeps every plan on the primary key: prepared, the statement may run on a
- * generic plan made from statistics taken when nothing was active, which otherwise scans
- * work_items for active rows and re-reads the proofs for each one.
+ * The proofs travel as one JSON document so the statement is the same on every driver, sorted
+ * by id so that every batch locks its rows in one order. `id = ANY(…)` keeps every plan on the
+ * primary key: prepared, the statement may run on a generic plan made from statistics taken
+ * when nothing was active, which otherwise scans work_items for active rows and re-reads the
+ * proofs for each one.
  */
 export function completedCtes(proofs: readonly Proof[]): SQL {
+  const sorted = [...proofs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return sql`p AS MATERIALIZED (
-        SELECT * FROM jsonb_to_recordset(${JSON.stringify(proofs)}::jsonb) AS p(id text, local timestamp, off integer)
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(sorted)}::jsonb) AS p(id text, local timestamp, off integer)
       ), done AS (
         UPDATE work_items w
            SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()

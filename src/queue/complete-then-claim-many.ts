@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { completedCtes, proofsOf } from './complete-many.js';
-import { claimedFor, ITEM_COLUMNS, pickClaimable } from './sql.js';
+import { claimedBatch, pickClaimable } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
 /** What a batch of steps did: the held items it completed, and the items it leased, oldest first. */
@@ -31,8 +31,7 @@ export function completeThenClaimMany(
     'queue.complete_then_claim_many',
     { 'work.kind': kind, 'work.batch_size': held.length },
     async (span) => {
-      // Sorted by id: batches lock their held rows in one order.
-      const { proofs } = proofsOf([...held].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+      const { proofs } = proofsOf(held);
       if (proofs.length === 0) return { completed: [], next: [] };
       const found = await rows<Item & { completed: string[]; id: string | null }>(
         db,
@@ -43,15 +42,7 @@ export function completeThenClaimMany(
         proofs.length,
         sql`AND id <> ALL (ARRAY(SELECT id FROM p)) AND (SELECT n FROM settled) > 0`,
         sql`(SELECT n FROM settled)`,
-      )}, claimed AS (
-        -- id = ANY(…): the picked rows through the primary key even on a generic plan.
-        UPDATE work_items w
-           SET ${claimedFor(ttlMs)}
-          FROM picked
-         WHERE w.id = ANY (ARRAY(SELECT id FROM picked)) AND w.id = picked.id
-        RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed, w.created_at
-      )
-      -- UPDATE … RETURNING has no order of its own; hand the items out oldest first.
+      )}, ${claimedBatch(ttlMs)}
       SELECT settled.ids AS completed, claimed.id, "environmentId", "sessionId", kind, lease, claims,
              metadata, "traceContext", reclaimed
         FROM settled LEFT JOIN claimed ON true

@@ -161,3 +161,20 @@ export function claimedFor(ttlMs: number): SQL {
   return sql`state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
                claims = w.claims + 1`;
 }
+
+/**
+ * `claimed`: the hand-out of every row in `picked` (pickClaimable) for `ttlMs`, answering the
+ * item's columns, whether it was reclaimed, and `created_at` to order the batch by (UPDATE …
+ * RETURNING has no order of its own). `id = ANY(…)` reaches the picked rows through the
+ * primary key even on a generic plan, whose guess for a batch's LIMIT (a tenth of the table)
+ * would otherwise hash all of work_items.
+ */
+export function claimedBatch(ttlMs: number): SQL {
+  return sql`claimed AS (
+        UPDATE work_items w
+           SET ${claimedFor(ttlMs)}
+          FROM picked
+         WHERE w.id = ANY (ARRAY(SELECT id FROM picked)) AND w.id = picked.id
+        RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed, w.created_at
+      )`;
+}

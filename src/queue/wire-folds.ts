@@ -44,18 +44,16 @@ export class WireFolds implements WorkCalls {
       one: (w) => writeAlone(alone, w),
       many: (writes) => wireWritesMany(db, writes),
     });
-    // Polls never collide: each call is its own key.
-    this.polls = new Fold({
-      key: (p) => String(p.call),
-      one: (p) => alone.poll(p),
-      many: (calls) => pollsMany(db, calls),
-    });
-    // Claims, as polls, never collide.
-    this.claims = new Fold({
-      key: (c) => String(c.call),
-      one: (c) => alone.claim(c),
-      many: (calls) => claimsMany(db, calls),
-    });
+    this.polls = handOutFold(
+      (p) => `${p.environmentId} ${p.reclaimMs}`,
+      (p) => alone.poll(p),
+      (p, n) => pollMany(db, p.environmentId, p.reclaimMs, n),
+    );
+    this.claims = handOutFold(
+      (c) => `${c.kind} ${c.ttlMs}`,
+      (c) => alone.claim(c),
+      (c, n) => claimMany(db, c.kind, n, c.ttlMs),
+    );
     this.completions = new Fold({
       key: (held) => held.id,
       one: async (held) => {
@@ -121,39 +119,30 @@ export async function writeAlone(calls: WorkCalls, w: WireWrite): Promise<WireWr
 }
 
 /**
- * Polls of one environment and window share a statement; the oldest item goes to the oldest
- * call, and a call that got none found none, as it would have alone. A group whose statement
- * failed wrote nothing and answers nothing (its calls run alone); the others' items are
- * handed out, so they are answered whatever the rest did.
+ * A fold of hand-outs (polls, claims): calls that never collide (each is its own key) and
+ * share a statement per `group` (one environment and reclaim window, one kind and lease
+ * length). `many(first, n)` hands out up to `n` items, oldest first: the oldest goes to the
+ * oldest call, and a call that got none found none, as it would have alone. A group whose
+ * statement failed wrote nothing and answers nothing (its calls run alone); the others' items
+ * are handed out, so they are answered whatever the rest did.
  */
-async function pollsMany(
-  db: SqlHandle,
-  calls: Array<PollCall & { call: number }>,
-): Promise<Map<string, Work | null>> {
-  const answers = new Map<string, Work | null>();
-  await eachGroup([...groupBy(calls, (c) => `${c.environmentId} ${c.reclaimMs}`).values()], async (group) => {
-    const first = group[0]!;
-    const items = await pollMany(db, first.environmentId, first.reclaimMs, group.length);
-    for (const [i, c] of group.entries()) answers.set(String(c.call), items[i] ?? null);
+function handOutFold<C, T>(
+  group: (call: C) => string,
+  one: (call: C) => Promise<T | null>,
+  many: (first: C, n: number) => Promise<T[]>,
+): Fold<C & { call: number }, T | null> {
+  return new Fold<C & { call: number }, T | null>({
+    key: (c) => String(c.call),
+    one,
+    many: async (calls) => {
+      const answers = new Map<string, T | null>();
+      await eachGroup([...groupBy(calls, group).values()], async (g) => {
+        const items = await many(g[0]!, g.length);
+        for (const [i, c] of g.entries()) answers.set(String(c.call), items[i] ?? null);
+      });
+      return answers;
+    },
   });
-  return answers;
-}
-
-/**
- * Claims of one kind and lease length share a statement; the oldest item goes to the oldest
- * call, and a call that got none found the lane empty, as it would have alone.
- */
-async function claimsMany(
-  db: SqlHandle,
-  calls: Array<ClaimCall & { call: number }>,
-): Promise<Map<string, Item | null>> {
-  const answers = new Map<string, Item | null>();
-  await eachGroup([...groupBy(calls, (c) => `${c.kind} ${c.ttlMs}`).values()], async (group) => {
-    const first = group[0]!;
-    const items = await claimMany(db, first.kind, group.length, first.ttlMs);
-    for (const [i, c] of group.entries()) answers.set(String(c.call), items[i] ?? null);
-  });
-  return answers;
 }
 
 /**

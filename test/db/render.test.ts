@@ -1,7 +1,6 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
-import type { SqlHandle } from '../../src/db/handle.js';
 import { renderSql } from '../../src/db/render.js';
 import { newId } from '../../src/ids.js';
 import {
@@ -14,19 +13,7 @@ import {
   pollMany,
   wireWritesMany,
 } from '../../src/queue/index.js';
-
-/** The `sql` object an operation sends first, before anything answers it. */
-async function sent(op: (db: SqlHandle) => Promise<unknown>): Promise<SQL> {
-  let query: SQL | undefined;
-  await op({
-    execute: (q) => {
-      query ??= q;
-      return Promise.resolve({ rows: [] });
-    },
-  }).catch(() => {});
-  if (!query) throw new Error('the operation sent no statement');
-  return query;
-}
+import { sentQuery } from '../helpers/plans.js';
 
 const held: Item = {
   id: newId('work'),
@@ -46,19 +33,19 @@ describe('renderSql', () => {
   it("renders the queue's statements exactly as Drizzle's PostgreSQL dialect does", async () => {
     const env = newId('env');
     const statements = [
-      await sent((db) => claim(db, 'model_turn', 60_000)),
-      await sent((db) =>
+      await sentQuery((db) => claim(db, 'model_turn', 60_000)),
+      await sentQuery((db) =>
         completeThenClaimMany(db, [held, { ...held, id: newId('work') }], 'web_exec', 30_000),
       ),
-      await sent((db) => pollMany(db, env, 5_000, 3)),
-      await sent((db) => heartbeat(db, env, held.id, NO_HEARTBEAT, 30)),
-      await sent((db) =>
+      await sentQuery((db) => pollMany(db, env, 5_000, 3)),
+      await sentQuery((db) => heartbeat(db, env, held.id, NO_HEARTBEAT, 30)),
+      await sentQuery((db) =>
         wireWritesMany(db, [
           { op: 'ack', environmentId: env, workId: newId('work') },
           { op: 'stop', environmentId: env, workId: newId('work'), force: true },
         ]),
       ),
-      await sent((db) =>
+      await sentQuery((db) =>
         enqueueMany(db, [
           { environmentId: env, sessionId: newId('sess'), kind: 'tool_exec', metadata: { a: "it's" } },
         ]),

@@ -34,6 +34,23 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** A platform-lane POST with `key`: its status (201 read as 200), retry-after, body and time taken. */
+async function post(key: string, route: string, body: unknown) {
+  const sentAt = performance.now();
+  const res = await fetch(`${server.baseURL}/v1/platform/work${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const answer = (await res.json()) as { id?: string; error?: { type: string } } | null;
+  return {
+    status: res.status === 201 ? 200 : res.status,
+    retryAfter: res.headers.get('retry-after'),
+    body: answer,
+    ms: performance.now() - sentAt,
+  };
+}
+
 /** A session holding work_items in ACCESS EXCLUSIVE mode until its ROLLBACK. */
 async function lockWorkItems(): Promise<pg.Client> {
   const blocker = new pg.Client({ connectionString: t.url! });
@@ -47,42 +64,15 @@ describe('an exhausted connection pool', () => {
   it('answers the requests it cannot serve 503 with retry-after within the acquire timeout, and recovers when connections free up', async (ctx) => {
     const environmentId = await seedClaimBacklog(t.db, 50, 'model_turn');
     const key = await apiKey(t.db, 'platform');
-    const claim = async () => {
-      const sentAt = performance.now();
-      const res = await fetch(`${server.baseURL}/v1/platform/work/claim`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ kind: 'model_turn', ttl_seconds: 60 }),
-      });
-      const body = (await res.json()) as { error?: { type: string } } | null;
-      return {
-        status: res.status,
-        retryAfter: res.headers.get('retry-after'),
-        body,
-        ms: performance.now() - sentAt,
-      };
-    };
+    const claim = () => post(key, '/claim', { kind: 'model_turn', ttl_seconds: 60 });
     // Enqueues, each its own statement (claims would share one: see the next test).
     let sessions = 0;
-    const enqueue = async () => {
-      const sentAt = performance.now();
-      const res = await fetch(`${server.baseURL}/v1/platform/work`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          environment_id: environmentId,
-          session_id: `sesn_pool_${++sessions}`,
-          kind: 'model_turn',
-        }),
+    const enqueue = () =>
+      post(key, '', {
+        environment_id: environmentId,
+        session_id: `sesn_pool_${++sessions}`,
+        kind: 'model_turn',
       });
-      const body = (await res.json()) as { error?: { type: string } } | null;
-      return {
-        status: res.status === 201 ? 200 : res.status,
-        retryAfter: res.headers.get('retry-after'),
-        body,
-        ms: performance.now() - sentAt,
-      };
-    };
     // The key is resolved once before the lock, so every request below reaches its statement.
     expect((await claim()).status).toBe(200);
 
@@ -124,14 +114,7 @@ describe('an exhausted connection pool', () => {
   it('claims that fold behind a statement stuck on a lock go out on a connection of their own, and are all served once it goes', async (ctx) => {
     await seedClaimBacklog(t.db, 20, 'web_exec');
     const key = await apiKey(t.db, 'platform');
-    const claim = async () => {
-      const res = await fetch(`${server.baseURL}/v1/platform/work/claim`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ kind: 'web_exec', ttl_seconds: 60 }),
-      });
-      return { status: res.status, item: (await res.json()) as { id: string } | null };
-    };
+    const claim = () => post(key, '/claim', { kind: 'web_exec', ttl_seconds: 60 });
     expect((await claim()).status).toBe(200);
     const blocker = await lockWorkItems();
     const waitingOnLock = async () =>
@@ -156,10 +139,10 @@ describe('an exhausted connection pool', () => {
     recordFault(ctx, {
       load: '6 concurrent claims of one kind (they fold), pool of 2',
       faults: 'work_items locked ACCESS EXCLUSIVE while they arrive',
-      result: `${waiting} statements waiting on the lock at once; ${all.filter((r) => r.status === 200 && r.item).length}/6 served distinct items once it went`,
+      result: `${waiting} statements waiting on the lock at once; ${all.filter((r) => r.status === 200 && r.body).length}/6 served distinct items once it went`,
     });
     expect(waiting).toBe(POOL_SIZE);
     expect(all.map((r) => r.status)).toEqual(Array(6).fill(200));
-    expect(new Set(all.map((r) => r.item?.id)).size).toBe(6);
+    expect(new Set(all.map((r) => r.body?.id)).size).toBe(6);
   });
 });

@@ -8,6 +8,7 @@ import { maybeRow, rows } from '../../src/db/handle.js';
 import { ts } from '../../src/db/time.js';
 import { newId } from '../../src/ids.js';
 import { ack } from '../../src/queue/ack.js';
+import { claim } from '../../src/queue/claim.js';
 import { enqueue } from '../../src/queue/enqueue.js';
 import { heartbeat } from '../../src/queue/heartbeat.js';
 import { poll } from '../../src/queue/poll.js';
@@ -297,4 +298,21 @@ export async function enqueueClaimItems(db: SqlHandle, n: number, kind: WorkKind
     ids.push((await enqueue(db, { environmentId, sessionId, kind })).work.id);
   }
   return ids;
+}
+
+/** `n` claims of `kind` in a row, each leased for a minute: the holders, oldest item first. */
+export async function claimHolders(db: SqlHandle, kind: WorkKind, n: number): Promise<Item[]> {
+  const held: Item[] = [];
+  for (let i = 0; i < n; i++) {
+    const item = await claim(db, kind, 60_000);
+    if (!item) throw new Error(`claimHolders: only ${i} of ${n} ${kind} items to claim`);
+    held.push(item);
+  }
+  return held;
+}
+
+/** Each of `lost` lapses and is claimed again by another claimer: its holder's proof is stale. */
+export async function loseLeases(db: SqlHandle, lost: readonly Item[], kind: WorkKind): Promise<void> {
+  for (const h of lost) await backdateLease(db, h, 120_000);
+  for (const _ of lost) await claim(db, kind, 60_000);
 }

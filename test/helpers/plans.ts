@@ -10,11 +10,11 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { type Database, rows, type SqlHandle } from '../../src/db/handle.js';
 
-/** The statement `op` sends, captured by a handle that answers with `answer` and runs nothing. */
-export async function capture(
+/** The first `sql` query `op` sends, taken by a handle that answers with `answer` and runs nothing. */
+export async function sentQuery(
   op: (db: SqlHandle) => Promise<unknown>,
   answer: unknown[] = [],
-): Promise<{ sql: string; params: unknown[] }> {
+): Promise<SQL> {
   let query: SQL | undefined;
   const recorder: SqlHandle = {
     execute: (q) => {
@@ -24,7 +24,15 @@ export async function capture(
   };
   await op(recorder).catch(() => {}); // only the first statement matters, not what op makes of the answer
   if (!query) throw new Error('the operation sent no statement');
-  return new PgDialect().sqlToQuery(query);
+  return query;
+}
+
+/** The statement `op` sends, rendered, captured by a handle that answers with `answer` and runs nothing. */
+export async function capture(
+  op: (db: SqlHandle) => Promise<unknown>,
+  answer: unknown[] = [],
+): Promise<{ sql: string; params: unknown[] }> {
+  return new PgDialect().sqlToQuery(await sentQuery(op, answer));
 }
 
 function literal(value: unknown): string {

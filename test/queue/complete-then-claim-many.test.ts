@@ -11,7 +11,14 @@ import {
 } from '../../src/queue/index.js';
 import type { Item, WorkKind } from '../../src/queue/types.js';
 import { useTestDb } from '../helpers/db.js';
-import { backdateLease, enqueueClaimItems, readWork, seedClaimBacklog } from '../helpers/factories.js';
+import {
+  backdateLease,
+  claimHolders,
+  enqueueClaimItems,
+  loseLeases,
+  readWork,
+  seedClaimBacklog,
+} from '../helpers/factories.js';
 import { capture, genericPlan } from '../helpers/plans.js';
 
 const MINUTE = 60_000;
@@ -22,9 +29,7 @@ describe.each(['pg', 'pglite'] as const)('completeThenClaimMany (%s)', (driver) 
   /** `n` items of `kind`, the first `holders` of them claimed; the ids in enqueue order. */
   const lane = async (kind: WorkKind, n: number, holders: number) => {
     const ids = await enqueueClaimItems(t.db, n, kind);
-    const held: Item[] = [];
-    for (let i = 0; i < holders; i++) held.push((await claim(t.db, kind, MINUTE))!);
-    return { ids, held };
+    return { ids, held: await claimHolders(t.db, kind, holders) };
   };
   const activeCount = async (kind: WorkKind) =>
     (
@@ -109,12 +114,10 @@ describe('folded platform steps on real PostgreSQL connections', () => {
 
   it('32 claimers stepping at once each finish their own item and get a distinct next one, in fewer statements than steps; a lost lease fails only its own step', async () => {
     const ids = await enqueueClaimItems(t.db, 80, 'model_turn');
-    const held: Item[] = [];
-    for (let i = 0; i < 32; i++) held.push((await claim(t.db, 'model_turn', MINUTE))!);
+    const held = await claimHolders(t.db, 'model_turn', 32);
     // Every eighth holder lost its lease to another claimer.
     const lost = held.filter((_, i) => i % 8 === 3);
-    for (const h of lost) await backdateLease(t.db, h, 2 * MINUTE);
-    for (const _ of lost) await claim(t.db, 'model_turn', MINUTE);
+    await loseLeases(t.db, lost, 'model_turn');
     const folds = wireFolds(t.db);
     const steps = await Promise.allSettled(
       held.map((h) => folds.completeThenClaim({ held: h, kind: 'model_turn', ttlMs: MINUTE })),

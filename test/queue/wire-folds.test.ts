@@ -2,7 +2,6 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { rows } from '../../src/db/handle.js';
 import {
-  claim,
   HeartbeatMismatchError,
   type Item,
   LeaseLostError,
@@ -14,8 +13,9 @@ import {
 } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import {
-  backdateLease,
+  claimHolders,
   enqueueClaimItems,
+  loseLeases,
   readWork,
   seedPollItems,
   setupSession,
@@ -164,11 +164,12 @@ describe('the platform lane folds on real PostgreSQL connections', () => {
 
   it('24 completions at once finish their own items; a lost lease fails only its own with LeaseLostError', async () => {
     await enqueueClaimItems(t.db, 28, 'model_turn');
-    const held: Item[] = [];
-    for (let i = 0; i < 24; i++) held.push((await claim(t.db, 'model_turn', MINUTE))!);
-    const lost = held.filter((_, i) => i % 6 === 1);
-    for (const h of lost) await backdateLease(t.db, h, 2 * MINUTE);
-    for (const _ of lost) await claim(t.db, 'model_turn', MINUTE);
+    const held = await claimHolders(t.db, 'model_turn', 24);
+    await loseLeases(
+      t.db,
+      held.filter((_, i) => i % 6 === 1),
+      'model_turn',
+    );
     const folds = wireFolds(t.db);
     const settled = await Promise.allSettled(held.map((h) => folds.complete(h)));
     for (const [i, s] of settled.entries()) {

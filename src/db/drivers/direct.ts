@@ -10,7 +10,11 @@ import { DrizzleQueryError } from 'drizzle-orm/errors';
 import type { Database, SqlHandle } from '../handle.js';
 import { renderSql } from '../render.js';
 
-/** The type ids Drizzle's sessions hand back as the server's text: timestamps, dates, intervals, and their arrays. */
+/**
+ * The type ids Drizzle's sessions hand back as the server's text: timestamps, dates, intervals,
+ * and their arrays (the list in `drizzle-orm/node-postgres/session.js` and
+ * `neon-serverless/session.js`, to be checked again on an upgrade of drizzle-orm).
+ */
 export const AS_TEXT_TYPES: ReadonlySet<number> = new Set([
   1184, // timestamptz
   1114, // timestamp
@@ -42,26 +46,33 @@ export interface QueryPool extends Queryable {
 /** `getTypeParser` of the driver's own type registry (`types.getTypeParser` of pg or Neon). */
 export type TypeParsers = (id: number, format?: string) => (value: string) => unknown;
 
-export function directDatabase(pool: QueryPool, parsers: TypeParsers): Database {
+/**
+ * `execute` on one connection or pool: the query rendered once and sent with the types
+ * Drizzle's sessions use, failures wrapped as Drizzle wraps them. Drizzle's own path builds a
+ * prepared-query object with two type-parser configs, tracing spans and a cache lookup for
+ * every statement; the Node server's `pg` handle sends its raw queries through this too.
+ */
+export function directExecute(conn: Queryable, parsers: TypeParsers): (query: SQL) => Promise<unknown> {
   const types = {
     getTypeParser: (id: number, format?: string) =>
       AS_TEXT_TYPES.has(id) ? (value: string) => value : parsers(id, format),
   };
-  const executeOn =
-    (conn: Queryable) =>
-    async (query: SQL): Promise<unknown> => {
-      const { sql: text, params } = renderSql(query);
-      try {
-        return await conn.query({ text, values: params, types });
-      } catch (err) {
-        throw new DrizzleQueryError(text, params, err as Error);
-      }
-    };
+  return async (query) => {
+    const { sql: text, params } = renderSql(query);
+    try {
+      return await conn.query({ text, values: params, types });
+    } catch (err) {
+      throw new DrizzleQueryError(text, params, err as Error);
+    }
+  };
+}
+
+export function directDatabase(pool: QueryPool, parsers: TypeParsers): Database {
   return {
-    execute: executeOn(pool),
+    execute: directExecute(pool, parsers),
     async transaction<T>(fn: (tx: SqlHandle) => Promise<T>): Promise<T> {
       const client = await pool.connect();
-      const run = executeOn(client);
+      const run = directExecute(client, parsers);
       let broken = false;
       try {
         await run(sql`begin`);
