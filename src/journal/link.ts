@@ -26,9 +26,21 @@ import {
 } from '@nats-io/nats-core';
 import { JournalUnavailableError } from './errors.js';
 
+/** One caller waiting for the link to drop, in the link's list until it drops or the caller goes. */
+interface DownWaiter {
+  down(): void;
+  prev: DownWaiter | null;
+  next: DownWaiter | null;
+}
+
 class Link {
   up: boolean;
-  readonly #onDown = new Set<() => void>();
+  /**
+   * The waiters, as a list threaded through them: every append adds one and takes it off when
+   * its answer comes. With a Set of callbacks (and a cancel closure per call) the writers spent
+   * ≈ 7 µs more CPU an append than raw publishes; with this list ≈ 2 µs (docs/benchmarks.md).
+   */
+  #head: DownWaiter | null = null;
 
   constructor(nc: NatsConnection) {
     this.up = !nc.isClosed();
@@ -51,14 +63,39 @@ class Link {
   #set(up: boolean): void {
     this.up = up;
     if (up) return;
-    for (const notify of this.#onDown) notify();
-    this.#onDown.clear();
+    let w = this.#head;
+    this.#head = null;
+    while (w) {
+      const next = w.next;
+      w.prev = null;
+      w.next = null;
+      w.down();
+      w = next;
+    }
+  }
+
+  /** Calls `w.down()` once when the link next goes down, unless `release(w)` comes first. */
+  hold(w: DownWaiter): void {
+    w.prev = null;
+    w.next = this.#head;
+    if (this.#head) this.#head.prev = w;
+    this.#head = w;
+  }
+
+  /** Takes `w` off the list (a no-op once the drop has notified it). */
+  release(w: DownWaiter): void {
+    if (w.prev) w.prev.next = w.next;
+    else if (this.#head === w) this.#head = w.next;
+    if (w.next) w.next.prev = w.prev;
+    w.prev = null;
+    w.next = null;
   }
 
   /** Calls `notify` once when the link next goes down; returns the cancel. */
   onDown(notify: () => void): () => void {
-    this.#onDown.add(notify);
-    return () => this.#onDown.delete(notify);
+    const w: DownWaiter = { down: notify, prev: null, next: null };
+    this.hold(w);
+    return () => this.release(w);
   }
 }
 
@@ -99,6 +136,16 @@ export class LinkDownError extends Error {
   }
 }
 
+/** A wait that fails with `LinkDownError` when the link drops (a class: no closure per call). */
+class UntilDown implements DownWaiter {
+  prev: DownWaiter | null = null;
+  next: DownWaiter | null = null;
+  constructor(private readonly reject: (err: unknown) => void) {}
+  down(): void {
+    this.reject(new LinkDownError());
+  }
+}
+
 /**
  * Waits for `op` but gives up the moment the link goes down (with `LinkDownError`): an answer
  * to a request sent on a dropped connection never arrives.
@@ -109,14 +156,15 @@ export function untilLinkDown<T>(js: JetStreamClient | NatsConnection, op: Promi
   // One promise settled by whichever comes first: a journal append pays this on every publish,
   // so no race of promises built for the purpose. `op` settling late is handled, never unhandled.
   return new Promise<T>((resolve, reject) => {
-    const cancel = link.onDown(() => reject(new LinkDownError()));
+    const w = new UntilDown(reject);
+    link.hold(w);
     op.then(
       (value) => {
-        cancel();
+        link.release(w);
         resolve(value);
       },
       (err: unknown) => {
-        cancel();
+        link.release(w);
         reject(err);
       },
     );
