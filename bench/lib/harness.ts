@@ -59,6 +59,12 @@ export interface Scenario {
    * would only lengthen the run.
    */
   once?: readonly string[];
+  /**
+   * Reverse the subjects' order every other round (A B, B A, A B, …). For short rounds of two
+   * subjects, where whatever the one before leaves behind (its garbage, the server's flushes)
+   * lands in the next one's window: with the order fixed, that always fell on the same subject.
+   */
+  alternate?: boolean;
   /** Runs once before the first round / after the last (servers, schemas). */
   setup?(): Promise<void>;
   teardown?(): Promise<void>;
@@ -117,7 +123,9 @@ export async function runScenario(scenario: Scenario, ctx: BenchContext): Promis
   try {
     for (let round = 0; round < rounds; round++) {
       const measured: Record<string, Metrics> = {};
-      for (const [subject, run] of Object.entries(scenario.subjects)) {
+      const order = Object.entries(scenario.subjects);
+      if (scenario.alternate && round % 2 === 1) order.reverse();
+      for (const [subject, run] of order) {
         if (round > 0 && scenario.once?.includes(subject)) continue;
         const started = performance.now();
         measured[subject] = await run(round);
