@@ -63,14 +63,10 @@ class Link {
   #set(up: boolean): void {
     this.up = up;
     if (up) return;
-    let w = this.#head;
-    this.#head = null;
-    while (w) {
-      const next = w.next;
-      w.prev = null;
-      w.next = null;
+    // One at a time off the head, so a waiter that one of these calls releases is not told.
+    for (let w = this.#head; w; w = this.#head) {
+      this.release(w);
       w.down();
-      w = next;
     }
   }
 

@@ -32,6 +32,26 @@ describe('the link watch', () => {
     expect(told.reduce((a, b) => a + b)).toBe(60 - released.length);
   });
 
+  it('a waiter released while the drop is telling the others is not told', async () => {
+    const nc = await nats.connect();
+    const told: string[] = [];
+    // Each lets go of the other when told: whichever the drop tells first, the other is not.
+    const cancels: Array<() => void> = [];
+    cancels.push(
+      onLinkDown(nc, () => {
+        told.push('a');
+        cancels[1]!();
+      }),
+      onLinkDown(nc, () => {
+        told.push('b');
+        cancels[0]!();
+      }),
+    );
+    await nc.close();
+    await expect.poll(() => linkUp(nc)).toBe(false);
+    expect(told).toHaveLength(1);
+  });
+
   it('a wait whose answer came is not failed by a later drop; one still waiting fails with LinkDownError', async () => {
     const nc = await nats.connect();
     const answered = await Promise.all(
