@@ -144,6 +144,11 @@ export function scenarios(ctx: BenchContext): Scenario[] {
   const wireCycle: Scenario = {
     name: 'wire_cycle',
     description: `${WORKERS} workers loop poll → ack → heartbeat → stop over HTTP (keep-alive); complete cycles/s`,
+    // Three rounds left the median at the mercy of one: two full runs half an hour apart on
+    // the same code gave 0.98 and 0.87. Each subject seeds its own backlog, so the order may
+    // alternate, and no subject always follows the same other.
+    rounds: 5,
+    alternate: true,
     async setup() {
       const started = performance.now();
       // Smoke builds the bundle wire_memory reports while this scenario runs (it must be
