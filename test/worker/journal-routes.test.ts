@@ -70,31 +70,23 @@ async function workerConnections(): Promise<{ opened: number; open: number }> {
 }
 
 /**
- * Waits (bounded) until the server has seen `opened` Worker connections in all: a connection
- * that is closing is, for a moment, in neither its open list nor its closed one.
+ * Waits (bounded) until the nats-server's count of Worker connections (`opened`: seen in all,
+ * `open`: held now) reaches `count`. The server learns of a close a moment after the client
+ * makes it, over the socket, and a connection that is closing is, for that moment, in
+ * neither its open list nor its closed one.
  */
-async function openedSettlesAt(opened: number): Promise<void> {
+async function connectionsSettleAt(which: 'opened' | 'open', count: number): Promise<void> {
   const deadline = Date.now() + 3_000;
   let seen = await workerConnections();
-  while (seen.opened < opened && Date.now() < deadline) {
+  while (seen[which] !== count && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 20));
     seen = await workerConnections();
   }
-  expect(seen.opened, 'Worker connections the nats-server has seen').toBe(opened);
-}
-
-/**
- * Waits (bounded) until the server holds `open` Worker connections: a close on the client's
- * side reaches the server a moment later, over the socket.
- */
-async function openSettlesAt(open: number): Promise<void> {
-  const deadline = Date.now() + 3_000;
-  let seen = await workerConnections();
-  while (seen.open !== open && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-    seen = await workerConnections();
-  }
-  expect(seen.open, 'Worker connections the nats-server still holds').toBe(open);
+  const label =
+    which === 'opened'
+      ? 'Worker connections the nats-server has seen'
+      : 'Worker connections the nats-server still holds';
+  expect(seen[which], label).toBe(count);
 }
 
 describe('the journal through the Worker under workerd', () => {
@@ -206,7 +198,7 @@ describe('the journal through the Worker under workerd', () => {
 
     const after = await workerConnections();
     expect(after.opened - before.opened, 'connections opened by the two pages').toBe(2);
-    await openSettlesAt(before.open);
+    await connectionsSettleAt('open', before.open);
   });
 
   it('a request that does not read the journal opens no NATS connection', async () => {
@@ -231,8 +223,8 @@ describe('the journal through the Worker under workerd', () => {
     const before = await workerConnections();
     const path = `/v1/platform/runs/${RUN}/steps/agent/journal`;
     for (let i = 0; i < 3; i++) expect((await send(path, bearer(platformKey))).status).toBe(200);
-    await openedSettlesAt(before.opened + 3);
-    await openSettlesAt(before.open);
+    await connectionsSettleAt('opened', before.opened + 3);
+    await connectionsSettleAt('open', before.open);
   });
 
   it('a journal read that fails (a corrupt record: 502) still closes its connection', async () => {
@@ -248,8 +240,8 @@ describe('the journal through the Worker under workerd', () => {
     const res = await send(`/v1/platform/runs/${run}/steps/agent/journal`, bearer(platformKey));
     expect(res.status).toBe(502);
     expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'api_error' } });
-    await openedSettlesAt(before.opened + 1);
-    await openSettlesAt(before.open);
+    await connectionsSettleAt('opened', before.opened + 1);
+    await connectionsSettleAt('open', before.open);
   });
 
   it('NATS it cannot reach is the documented 503 with retry-after, on the API and on the console page', async () => {

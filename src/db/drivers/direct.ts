@@ -27,10 +27,15 @@ export const AS_TEXT_TYPES: ReadonlySet<number> = new Set([
   1231, // numeric[]
 ]);
 
+/** How a driver turns a column of type `id` into a value. */
+export interface QueryTypes {
+  getTypeParser(id: number, format?: string): (value: string) => unknown;
+}
+
 interface QueryConfig {
   text: string;
   values: unknown[];
-  types: { getTypeParser(id: number, format?: string): (value: string) => unknown };
+  types: QueryTypes;
 }
 
 /** What this module needs of a connection: pg's `query(config)`. */
@@ -46,17 +51,20 @@ export interface QueryPool extends Queryable {
 /** `getTypeParser` of the driver's own type registry (`types.getTypeParser` of pg or Neon). */
 export type TypeParsers = (id: number, format?: string) => (value: string) => unknown;
 
+/** The type parsers Drizzle's sessions use: `parsers`, but the `AS_TEXT_TYPES` left as text. */
+export function drizzleTypes(parsers: TypeParsers): QueryTypes {
+  return { getTypeParser: (id, format) => (AS_TEXT_TYPES.has(id) ? asText : parsers(id, format)) };
+}
+
+const asText = (value: string) => value;
+
 /**
- * `execute` on one connection or pool: the query rendered once and sent with the types
- * Drizzle's sessions use, failures wrapped as Drizzle wraps them. Drizzle's own path builds a
+ * `execute` on one connection or pool: the query rendered once and sent with `types`
+ * (`drizzleTypes`), failures wrapped as Drizzle wraps them. Drizzle's own path builds a
  * prepared-query object with two type-parser configs, tracing spans and a cache lookup for
  * every statement; the Node server's `pg` handle sends its raw queries through this too.
  */
-export function directExecute(conn: Queryable, parsers: TypeParsers): (query: SQL) => Promise<unknown> {
-  const types = {
-    getTypeParser: (id: number, format?: string) =>
-      AS_TEXT_TYPES.has(id) ? (value: string) => value : parsers(id, format),
-  };
+export function directExecute(conn: Queryable, types: QueryTypes): (query: SQL) => Promise<unknown> {
   return async (query) => {
     const { sql: text, params } = renderSql(query);
     try {
@@ -68,11 +76,13 @@ export function directExecute(conn: Queryable, parsers: TypeParsers): (query: SQ
 }
 
 export function directDatabase(pool: QueryPool, parsers: TypeParsers): Database {
+  // Built once: every statement, in or out of a transaction, is sent with the same types.
+  const types = drizzleTypes(parsers);
   return {
-    execute: directExecute(pool, parsers),
+    execute: directExecute(pool, types),
     async transaction<T>(fn: (tx: SqlHandle) => Promise<T>): Promise<T> {
       const client = await pool.connect();
-      const run = directExecute(client, parsers);
+      const run = directExecute(client, types);
       let broken = false;
       try {
         await run(sql`begin`);

@@ -5,7 +5,7 @@
  */
 import { neonConfig, Pool, types } from '@neondatabase/serverless';
 import type { Database } from '../handle.js';
-import { directDatabase, type QueryPool } from './direct.js';
+import { directDatabase, type QueryPool, type TypeParsers } from './direct.js';
 
 export interface NeonConnection {
   db: Database;
@@ -53,7 +53,7 @@ export function connectNeon(url: string, options: NeonOptions = {}): NeonConnect
   // Sockets torn down after end() surface here; unhandled they crash the isolate.
   pool.on('error', () => {});
   return {
-    db: directDatabase(pool as unknown as QueryPool, types.getTypeParser as never),
+    db: directDatabase(pool as unknown as QueryPool, types.getTypeParser as TypeParsers),
     pool,
     listen: async (channel, onPayload) => {
       const client = await pool.connect();

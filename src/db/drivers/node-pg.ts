@@ -11,7 +11,7 @@ import {
   DEFAULT_DB_IDLE_TIMEOUT_MS,
   DEFAULT_DB_POOL_SIZE,
 } from '../../config.js';
-import { directExecute, type Queryable, type TypeParsers } from './direct.js';
+import { directExecute, drizzleTypes, type Queryable, type TypeParsers } from './direct.js';
 import { PreparingClient } from './prepared.js';
 
 export interface PgConnection {
@@ -59,7 +59,7 @@ export function connectPg(url: string, options: PgOptions = {}): PgConnection {
   // migrator keep Drizzle's session.
   db.execute = directExecute(
     pool as unknown as Queryable,
-    pg.types.getTypeParser as TypeParsers,
+    drizzleTypes(pg.types.getTypeParser as TypeParsers),
   ) as typeof db.execute;
   return { db, pool, close: () => pool.end() };
 }
