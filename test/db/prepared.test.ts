@@ -52,6 +52,26 @@ describe('prepared statements on real PostgreSQL connections', () => {
     expect(await preparedOnConnection(false)).toHaveLength(0);
   });
 
+  it('a frozen query config is named on a copy and still runs prepared', async () => {
+    const conn = connectPg(t.url!, { max: 1 });
+    try {
+      const text = `SELECT $1::text AS frozen_${Math.random().toString(36).slice(2)}`;
+      for (let i = 0; i < 3; i++) {
+        const config = Object.freeze({ text, values: [`v${i}`] });
+        const result = await conn.pool.query(config);
+        expect(Object.values(result.rows[0]!)).toEqual([`v${i}`]);
+        expect(config).not.toHaveProperty('name');
+      }
+      const prepared = await conn.pool.query(
+        'SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1',
+        [text],
+      );
+      expect(prepared.rows[0]!.n).toBe(1);
+    } finally {
+      await conn.close();
+    }
+  });
+
   it('repeated queries without parameters (which may hold several statements) still run', async () => {
     const conn = connectPg(t.url!, { max: 1 });
     try {

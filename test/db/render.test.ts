@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
+import { type SQL, type SQLChunk, sql } from 'drizzle-orm';
+import { PgDialect, pgTable, text } from 'drizzle-orm/pg-core';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { renderSql } from '../../src/db/render.js';
 import { newId } from '../../src/ids.js';
@@ -27,8 +28,73 @@ const held: Item = {
   traceContext: null,
 };
 
+/** What a render is judged on: the text and the parameters (`typings` are Drizzle's alone). */
+const textAndParams = ({ sql, params }: { sql: string; params: unknown[] }) => ({ sql, params });
+
+const things = pgTable('things', { name: text('name') });
+
+/** Chunks Drizzle renders with its own code (the whole query goes to it). */
+const foreign: Array<() => SQLChunk> = [
+  () => things,
+  () => things.name,
+  () => sql.placeholder('p'),
+  () => sql.param({ at: 1 }),
+  () => sql.param('v', { mapToDriverValue: (v: string) => sql`upper(${v})` }),
+  () => sql.param(7, { mapToDriverValue: (n: number) => n * 2 }),
+  // A placeholder stays one whatever its encoder would make of it.
+  () => sql.param(sql.placeholder('q'), { mapToDriverValue: () => 'mapped' }),
+  () => sql`inline ${"it's"} ${3}`.inlineParams(),
+  () => sql`x`.as('aliased'),
+];
+
+/** Random `sql` trees: text, values, names, lists, nested and joined fragments, and now and then a foreign chunk. */
+const tree: fc.Arbitrary<SQL> = fc.letrec<{ node: SQL }>((tie) => ({
+  node: fc
+    .array(
+      fc.oneof(
+        { weight: 4, arbitrary: fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)) },
+        { weight: 1, arbitrary: fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 3 }) },
+        { weight: 1, arbitrary: fc.string().map((n) => sql.identifier(n)) },
+        { weight: 1, arbitrary: fc.string().map((t) => sql.raw(t)) },
+        {
+          weight: 1,
+          arbitrary: fc.oneof(fc.string(), fc.integer(), fc.constant(null)).map((v) => sql.param(v)),
+        },
+        { weight: 2, arbitrary: tie('node') },
+        {
+          weight: 1,
+          arbitrary: fc.array(tie('node'), { maxLength: 3 }).map((parts) => sql.join(parts, sql`, `)),
+        },
+        { weight: 1, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.integer({ min: 0, max: foreign.length - 1 }).map((i) => foreign[i]!()) },
+      ),
+      { maxLength: 5 },
+    )
+    .chain((values) =>
+      fc
+        .array(fc.string({ maxLength: 6 }), { minLength: values.length + 1, maxLength: values.length + 1 })
+        .map((strings) => {
+          const parts = Object.assign([...strings], { raw: strings }) as unknown as TemplateStringsArray;
+          return sql(parts, ...(values as SQLChunk[]));
+        }),
+    ),
+})).node;
+
 describe('renderSql', () => {
   const dialect = new PgDialect();
+
+  it('renders any tree of text, values, names, lists and fragments as the dialect does, foreign chunks included', () => {
+    let foreignSeen = 0;
+    fc.assert(
+      fc.property(tree, (query) => {
+        const expected = textAndParams(dialect.sqlToQuery(query));
+        if (/"things"|upper\(|inline '/.test(expected.sql)) foreignSeen++;
+        expect(renderSql(query)).toEqual(expected);
+      }),
+      { numRuns: 2_000 },
+    );
+    expect(foreignSeen).toBeGreaterThan(50);
+  });
 
   it("renders the queue's statements exactly as Drizzle's PostgreSQL dialect does", async () => {
     const env = newId('env');
@@ -53,7 +119,7 @@ describe('renderSql', () => {
     ];
     for (const query of statements) {
       const rendered = renderSql(query);
-      expect(rendered).toEqual(dialect.sqlToQuery(query));
+      expect(rendered).toEqual(textAndParams(dialect.sqlToQuery(query)));
       expect(rendered.params.length).toBeGreaterThan(0);
     }
   });
@@ -67,7 +133,7 @@ describe('renderSql', () => {
       )})
         AND j = ${JSON.stringify({ q: "'" })}::jsonb AND n IS ${null} AND b = ${true}
         AND a = ANY(${['p', 'q']})`;
-    expect(renderSql(query)).toEqual(dialect.sqlToQuery(query));
+    expect(renderSql(query)).toEqual(textAndParams(dialect.sqlToQuery(query)));
     expect(renderSql(query).sql).toContain('"we""ird"');
   });
 });
