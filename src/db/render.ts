@@ -39,6 +39,11 @@ export function renderSql(query: SQL): RenderedQuery {
   return { sql, params };
 }
 
+/** `SQL.inlineParams()` sets it; Drizzle keeps it private. */
+interface Inlinable {
+  shouldInlineParams: boolean;
+}
+
 /** Appends `query` to `out`; false at the first chunk it does not know (`out` is then dropped). */
 function walk(query: SQL, out: RenderedQuery): boolean {
   if ((query as unknown as Inlinable).shouldInlineParams) return false;
@@ -48,14 +53,9 @@ function walk(query: SQL, out: RenderedQuery): boolean {
   return true;
 }
 
-/** `SQL.inlineParams()` sets it; Drizzle keeps it private. */
-interface Inlinable {
-  shouldInlineParams: boolean;
-}
-
 function append(chunk: unknown, out: RenderedQuery): boolean {
   if (chunk === undefined) return true;
-  if (chunk === null || (typeof chunk !== 'object' && typeof chunk !== 'function')) return bind(chunk, out);
+  if (primitive(chunk)) return bind(chunk, out);
   // Exact classes only: a subclass may render itself differently, so it goes to Drizzle.
   const proto = Object.getPrototypeOf(chunk);
   if (proto === StringChunk.prototype) {
@@ -68,14 +68,12 @@ function append(chunk: unknown, out: RenderedQuery): boolean {
     return true;
   }
   if (proto === Param.prototype) {
+    // A placeholder (or any object) is Drizzle's to judge, whatever the encoder makes of it;
+    // so is whatever an encoder makes that is not a plain value (a fragment, say).
     const { value, encoder } = chunk as Param;
-    if (value === null) return bind(null, out);
-    // A placeholder (or any object) is Drizzle's to judge, whatever the encoder makes of it.
-    if (typeof value === 'object' || typeof value === 'function') return false;
-    const mapped = encoder.mapToDriverValue(value);
-    return mapped !== null && (typeof mapped === 'object' || typeof mapped === 'function')
-      ? false
-      : bind(mapped, out);
+    if (!primitive(value)) return false;
+    const mapped = value === null ? null : encoder.mapToDriverValue(value);
+    return primitive(mapped) && bind(mapped, out);
   }
   if (Array.isArray(chunk)) {
     out.sql += '(';
@@ -87,6 +85,11 @@ function append(chunk: unknown, out: RenderedQuery): boolean {
     return true;
   }
   return false;
+}
+
+/** A value Drizzle binds as it is: null, a string, a number, a boolean, a bigint. */
+function primitive(value: unknown): boolean {
+  return value === null || (typeof value !== 'object' && typeof value !== 'function');
 }
 
 function bind(value: unknown, out: RenderedQuery): true {
