@@ -15,8 +15,9 @@ const OTEL_GLOBALS = [
 export default defineConfig({
   test: {
     globalSetup: ['./test/global-setup.ts'],
-    // The fault suite's summary table (test, load, faults injected, result) follows the usual report.
-    reporters: ['default', './test/faults/summary-reporter.ts'],
+    // The fault suite's summary table (test, load, faults injected, result) follows the usual
+    // report, and the list of what failed comes last, so the tail of any log names it.
+    reporters: ['default', './test/faults/summary-reporter.ts', './test/helpers/failure-list.ts'],
     // Each file gets its own database (and nats-server), so files may run side by side.
     fileParallelism: true,
     maxWorkers: 3,
