@@ -59,9 +59,9 @@ export interface EnqueueResult {
  * writes: an event append and the enqueue it triggers land together or not at all.
  *
  * One statement when it creates, a second to read the live item when the slot is taken. The
- * environment row decides the lane; a poll-lane item notifies `WORK_CHANNEL` so long polls
- * wake at once (inside a transaction, at commit). The session must exist and be bound to
- * this environment (`UnknownSessionError`).
+ * environment's kind decides a tool_exec's lane (`laneOf`); a poll-lane item notifies
+ * `WORK_CHANNEL` so long polls wake at once (inside a transaction, at commit). The session
+ * must exist and be bound to this environment (`UnknownSessionError`).
  *
  * The trace context is captured before the `queue.enqueue` span opens: the item belongs to
  * the caller's turn, and its consumer's spans parent there, not on this short span.
@@ -121,17 +121,17 @@ async function insertNew(
   trace: TraceContext | null,
 ): Promise<SessionWork | null> {
   const id = newId('work');
+  const lane = laneOf(input);
   try {
     const row = await maybeRow<{ createdAt: Timestamp; notified?: unknown }>(
       db,
       sql`${input.bindSession ? sql`WITH ${bindCte(input)}` : sql``}
         INSERT INTO work_items AS w (id, environment_id, session_id, kind, lane, state, data_type, claims,
                                      metadata, trace_context, created_at)
-        SELECT ${id}, e.id, ${input.sessionId}, ${input.kind},
-               CASE WHEN ${input.kind} = 'tool_exec' AND e.kind = 'self_hosted' THEN 'poll' ELSE 'claim' END,
+        SELECT ${id}, ${input.environmentId}, ${input.sessionId}, ${input.kind}, ${lane.column},
                'queued', 'session', 0,
                ${JSON.stringify(metadata)}::jsonb, ${trace === null ? null : JSON.stringify(trace)}::jsonb, now()
-          FROM environments e WHERE e.id = ${input.environmentId}
+          ${lane.from}
         ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
         RETURNING ${CREATED_AT} AS "createdAt", CASE WHEN w.lane = 'poll' THEN ${NOTIFY_WORK} END AS notified`,
     );
@@ -147,6 +147,21 @@ async function insertNew(
 }
 
 const CREATED_AT = sql.raw(ts('w.created_at'));
+
+/**
+ * The item's lane, and where it is read from. Only a tool_exec can go to the poll lane (on a
+ * self-hosted environment), so only its statement reads the environment, and an unknown one
+ * leaves it nothing to insert. Every other kind is the claim lane's without that look: the
+ * foreign keys check the environment anyway, and an unknown one fails the session's key
+ * (`UnknownSessionError`, nothing written).
+ */
+function laneOf(input: EnqueueInput) {
+  if (input.kind !== 'tool_exec') return { column: sql`'claim'`, from: sql`` };
+  return {
+    column: sql`CASE e.kind WHEN 'self_hosted' THEN 'poll' ELSE 'claim' END`,
+    from: sql`FROM environments e WHERE e.id = ${input.environmentId}`,
+  };
+}
 
 /**
  * Binds an unbound session as part of the enqueue's statement. Data-modifying CTEs run to

@@ -200,6 +200,45 @@ describe.each(['pg', 'pglite'] as const)('enqueue (%s)', (driver) => {
     }
     expect(await countWork(t.db, 'queued')).toBe(5);
   });
+
+  it('only a tool_exec on a self-hosted environment is the poll lane’s; every kind of an unknown environment is refused', async () => {
+    const kinds = ['model_turn', 'tool_exec', 'web_exec', 'outputs_harvest', 'mcp_exec'] as const;
+    for (const envKind of ['self_hosted', 'cloud'] as const) {
+      const { environmentId } = await setupSession(t.db, envKind);
+      const sessionId = await createSession(t.db, environmentId);
+      for (const kind of kinds) await enqueue(t.db, { environmentId, sessionId, kind });
+      const lanes = await rows<{ kind: string; lane: string }>(
+        t.db,
+        sql`SELECT kind, lane FROM work_items WHERE session_id = ${sessionId}`,
+      );
+      expect(Object.fromEntries(lanes.map((r) => [r.kind, r.lane]))).toEqual({
+        model_turn: 'claim',
+        tool_exec: envKind === 'self_hosted' ? 'poll' : 'claim',
+        web_exec: 'claim',
+        outputs_harvest: 'claim',
+        mcp_exec: 'claim',
+      });
+    }
+    const before = await countWork(t.db);
+    const { sessionId } = await setupSession(t.db, 'cloud');
+    for (const kind of kinds) {
+      for (const bindSession of [false, true]) {
+        await expect(
+          enqueue(t.db, {
+            environmentId: 'env_missing',
+            sessionId: `${sessionId}_${bindSession}`,
+            kind,
+            bindSession,
+          }),
+        ).rejects.toThrow(UnknownSessionError);
+        await expect(
+          enqueue(t.db, { environmentId: 'env_missing', sessionId, kind, bindSession }),
+        ).rejects.toThrow(UnknownSessionError);
+      }
+    }
+    expect(await countWork(t.db)).toBe(before);
+    expect(await rows(t.db, sql`SELECT 1 FROM sessions WHERE environment_id = 'env_missing'`)).toEqual([]);
+  });
 });
 
 describe('enqueue on real PostgreSQL connections', () => {
