@@ -8,7 +8,7 @@ import { withSpan } from '../telemetry/tracing.js';
 import { createdWork, type NewItem } from './created-work.js';
 import { type EnqueueInput, type EnqueueResult, NOTIFY_WORK, validMetadata } from './enqueue.js';
 import { UnknownSessionError } from './errors.js';
-import { LIVE_STATES, NO_WORK_COLUMNS, WORK_COLUMNS } from './sql.js';
+import { LIVE_STATES, laneOf, NO_WORK_COLUMNS, WORK_COLUMNS } from './sql.js';
 import type { SessionWork, TraceContext, WorkKind } from './types.js';
 
 /**
@@ -180,7 +180,7 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
     // `unbound` checks every input before anything is written: one unbound input leaves the
     // insert empty, so the batch fails whole even outside a transaction. Rows go in in key
     // order, so two batches racing for the same slots wait on each other in one direction
-    // and never deadlock. The lane needs the environment only for a tool_exec input.
+    // and never deadlock.
     // The insert states every value `createdWork` assumes. It answers its new items in one
     // row, by id: the client already holds the rest of each, and a row per item to parse
     // cost more than the insert. Live items are looked up only when the insert left a slot
@@ -199,10 +199,7 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
       ), ins AS (
         INSERT INTO work_items (id, environment_id, session_id, kind, lane, state, data_type, claims,
                                 metadata, trace_context, created_at)
-        SELECT i.id, i.environment_id, i.session_id, i.kind,
-               CASE WHEN i.kind = 'tool_exec'
-                     AND (SELECT e.kind FROM environments e WHERE e.id = i.environment_id) = 'self_hosted'
-                    THEN 'poll' ELSE 'claim' END,
+        SELECT i.id, i.environment_id, i.session_id, i.kind, ${laneOf(sql`i.kind`, sql`i.environment_id`)},
                'queued', 'session', 0, i.metadata, i.trace_context, now()
           FROM input i
          WHERE (SELECT slot FROM unbound) IS NULL

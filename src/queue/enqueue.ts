@@ -7,7 +7,7 @@ import { captureTraceContext } from '../telemetry/trace-context.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { createdWork } from './created-work.js';
 import { UnknownSessionError } from './errors.js';
-import { LIVE_STATES, WORK_COLUMNS } from './sql.js';
+import { LIVE_STATES, laneOf, WORK_COLUMNS } from './sql.js';
 import type { SessionWork, TraceContext, WorkKind } from './types.js';
 
 /** The channel a poll-lane enqueue notifies, payload `{"environment_id": …}`. */
@@ -121,17 +121,16 @@ async function insertNew(
   trace: TraceContext | null,
 ): Promise<SessionWork | null> {
   const id = newId('work');
-  const lane = laneOf(input);
   try {
     const row = await maybeRow<{ createdAt: Timestamp; notified?: unknown }>(
       db,
       sql`${input.bindSession ? sql`WITH ${bindCte(input)}` : sql``}
         INSERT INTO work_items AS w (id, environment_id, session_id, kind, lane, state, data_type, claims,
                                      metadata, trace_context, created_at)
-        SELECT ${id}, ${input.environmentId}, ${input.sessionId}, ${input.kind}, ${lane.column},
+        SELECT ${id}, ${input.environmentId}, ${input.sessionId}, ${input.kind},
+               ${laneOf(input.kind, input.environmentId)},
                'queued', 'session', 0,
                ${JSON.stringify(metadata)}::jsonb, ${trace === null ? null : JSON.stringify(trace)}::jsonb, now()
-          ${lane.from}
         ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
         RETURNING ${CREATED_AT} AS "createdAt", CASE WHEN w.lane = 'poll' THEN ${NOTIFY_WORK} END AS notified`,
     );
@@ -147,21 +146,6 @@ async function insertNew(
 }
 
 const CREATED_AT = sql.raw(ts('w.created_at'));
-
-/**
- * The item's lane, and where it is read from. Only a tool_exec can go to the poll lane (on a
- * self-hosted environment), so only its statement reads the environment, and an unknown one
- * leaves it nothing to insert. Every other kind is the claim lane's without that look: the
- * foreign keys check the environment anyway, and an unknown one fails the session's key
- * (`UnknownSessionError`, nothing written).
- */
-function laneOf(input: EnqueueInput) {
-  if (input.kind !== 'tool_exec') return { column: sql`'claim'`, from: sql`` };
-  return {
-    column: sql`CASE e.kind WHEN 'self_hosted' THEN 'poll' ELSE 'claim' END`,
-    from: sql`FROM environments e WHERE e.id = ${input.environmentId}`,
-  };
-}
 
 /**
  * Binds an unbound session as part of the enqueue's statement. Data-modifying CTEs run to

@@ -178,3 +178,16 @@ export function claimedBatch(ttlMs: number): SQL {
         RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed, w.created_at
       )`;
 }
+
+/**
+ * A new item's lane: the poll lane's only for a tool_exec on a self-hosted environment. The
+ * environment is read in a sub-select that PostgreSQL evaluates only when the kind is
+ * tool_exec, so every other kind's insert never looks at it (the foreign keys check that it
+ * exists anyway). An unknown environment gives the claim lane, and the session's key then
+ * refuses the row.
+ */
+export function laneOf(kind: SQL | string, environmentId: SQL | string): SQL {
+  return sql`CASE WHEN ${kind} = 'tool_exec'
+                   AND (SELECT e.kind FROM environments e WHERE e.id = ${environmentId}) = 'self_hosted'
+                  THEN 'poll' ELSE 'claim' END`;
+}
