@@ -36,9 +36,10 @@ interface DownWaiter {
 class Link {
   up: boolean;
   /**
-   * The waiters, as a list threaded through them: every append adds one and takes it off when
-   * its answer comes. With a Set of callbacks (and a cancel closure per call) the writers spent
-   * ≈ 7 µs more CPU an append than raw publishes; with this list ≈ 2 µs (docs/benchmarks.md).
+   * The waiters, as a list threaded through them: every read adds one and takes it off when its
+   * answer comes (appends wait on their connection's inbox, acks.ts, which holds one for all).
+   * With a Set of callbacks (and a cancel closure per call) the writers spent ≈ 7 µs more CPU an
+   * append than raw publishes; with this list ≈ 2 µs (docs/benchmarks.md).
    */
   #head: DownWaiter | null = null;
 

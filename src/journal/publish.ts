@@ -27,8 +27,9 @@
  *   `JournalUnavailableError` that may be stored): no resend, since a request on a dropped
  *   connection is only buffered (link.ts).
  */
-import { JetStreamApiError, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
-import { ConnectionError, RequestError, TimeoutError } from '@nats-io/nats-core';
+import { JetStreamApiError, type JetStreamClient, type PubAck, PubHeaders } from '@nats-io/jetstream';
+import { ConnectionError, type NatsConnection, RequestError, TimeoutError } from '@nats-io/nats-core';
+import { NoResponderError, publishForAck } from './acks.js';
 import { recordHeaders } from './codec.js';
 import { JournalTransportError, JournalUnavailableError, NotProvisionedError } from './errors.js';
 import { isClusterNotNow, LinkDownError, linkUp, untilLinkDown } from './link.js';
@@ -93,6 +94,7 @@ export async function publishRecord(
 ): Promise<PubAck> {
   const subject = journalSubject(task.runId, task.stepId);
   const timeout = publishTimeout(js);
+  const nc = connectionOf(js);
   let lastError: unknown;
   for (let attempt = 0; attempt < PUBLISH_TRIES; attempt++) {
     if (!linkUp(js)) {
@@ -101,14 +103,13 @@ export async function publishRecord(
       break;
     }
     try {
-      // Fresh headers each time: the client adds the msg-id and expect headers to the object.
-      const publishing = js.publish(subject, body, {
-        headers: recordHeaders(type, task, index),
-        msgID: msgId(task, index),
-        expect: { lastSubjectSequence: expectedSeq },
-        timeout,
-      });
-      return await untilLinkDown(js, publishing);
+      // Fresh headers each time: the client's own publish would add the same two to the object.
+      const h = recordHeaders(type, task, index);
+      h.set(PubHeaders.MsgIdHdr, msgId(task, index));
+      h.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(expectedSeq));
+      return await (nc
+        ? publishForAck(nc, subject, body, h, timeout)
+        : untilLinkDown(js, js.publish(subject, body, { headers: h, timeout })));
     } catch (err) {
       if (!isLostAnswer(err)) {
         if (attempt === 0 || isWrongLastSequence(err)) throw await classify(js, err);
@@ -121,6 +122,12 @@ export async function publishRecord(
     }
   }
   throw new OutcomeUnknownError(`no answer to ${type} #${index}; it may be stored`, { cause: lastError });
+}
+
+/** The core connection under a JetStream client (nats.js keeps it as `nc`); null for another client. */
+function connectionOf(js: JetStreamClient): NatsConnection | null {
+  const nc = (js as { nc?: NatsConnection }).nc;
+  return nc && typeof nc.publish === 'function' && typeof nc.subscribe === 'function' ? nc : null;
 }
 
 function isWrongLastSequence(err: unknown): boolean {
@@ -143,9 +150,9 @@ async function classify(js: JetStreamClient, err: unknown): Promise<Error> {
       return new JournalUnavailableError(`${err.code} ${err.message}`, { cause: err });
     return new JournalTransportError(`${err.code} ${err.message}`, { cause: err });
   }
-  // No stream leader listens on the subject (the client reports no responders as "jetstream
-  // is not enabled", a class it does not export).
-  if (err instanceof Error && err.name === 'JetStreamNotEnabled') {
+  // No stream leader listens on the subject (the client's own publish reports no responders
+  // as "jetstream is not enabled", a class it does not export).
+  if (err instanceof NoResponderError || (err instanceof Error && err.name === 'JetStreamNotEnabled')) {
     return (await streamMissing(js))
       ? new NotProvisionedError({ cause: err })
       : new JournalUnavailableError(`no leader of ${JOURNAL_STREAM} took the write; nothing was stored`, {

@@ -1,7 +1,7 @@
 /**
- * The link watch on a real connection: who is told when it drops. Every append holds a waiter
- * while its PubAck is out and lets go when the answer comes, so the list must notify exactly
- * the waiters still held, once each, whatever order they came and went in.
+ * The link watch on a real connection: who is told when it drops. Every read holds a waiter
+ * while its answer is out and lets go when it comes, so the list must notify exactly the
+ * waiters still held, once each, whatever order they came and went in.
  */
 import { describe, expect, it } from 'vitest';
 import { LinkDownError, linkUp, onLinkDown, untilLinkDown } from '../../src/journal/link.js';
