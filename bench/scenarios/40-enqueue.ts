@@ -11,6 +11,12 @@
  *   session but none of what an enqueue adds (the live-slot arbitration, the binding check,
  *   the returned item). No enqueue into this table can cost less; a ratio against an anchor
  *   that the floor itself does not reach is beyond what this table allows.
+ * - statement, in enqueue_one: the very statement `enqueue` sends for each item (taken from
+ *   the code through a recording handle before the round is timed, not retyped), sent as a
+ *   named prepared statement on a bare `pg.Client`: the enqueue's guarantees (the live slot,
+ *   the answer row) with none of its JavaScript. Against the floor it prices those guarantees
+ *   in the database; Leasehold against it prices the Node side (the pool, building, rendering
+ *   and naming the statement, the span, the answer).
  *
  * Every subject has one pooled connection, opened in setup and warmed up there. Before each
  * measurement its tables are emptied (TRUNCATE) and, for Leasehold, the sessions the items
@@ -23,8 +29,11 @@
  * calls make the rate about the inverse of their sum plus the waits, and CPU time moves less
  * with the machine's other tenants than the rate does.
  */
+import type { SQL } from 'drizzle-orm';
 import pg from 'pg';
 import { connectPg, type PgConnection } from '../../src/db/drivers/node-pg.js';
+import type { SqlHandle } from '../../src/db/handle.js';
+import { renderSql } from '../../src/db/render.js';
 import { newId } from '../../src/ids.js';
 import { type EnqueueInput, enqueue, enqueueMany } from '../../src/queue/index.js';
 import { type GraphileEnqueue, openGraphileEnqueue } from '../anchors/enqueue-graphile.js';
@@ -50,7 +59,7 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
     description:
       `items enqueued one call at a time by one sequential client (${sizes.one.toLocaleString('en-US')} per ` +
       'round and subject, each awaited): leasehold enqueue (model_turn, cloud) vs a bare INSERT of the same row ' +
-      '(floor) vs graphile addJob vs pg-boss send',
+      '(floor) vs the statement enqueue sends, by hand on a bare client (statement) vs graphile addJob vs pg-boss send',
     // pg-boss is context with no goal, as in the claim scenarios: the first round's is the figure.
     once: ['pgboss'],
     setup: async () => {
@@ -58,6 +67,7 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
       // Warm every connection's caches and plans the same way before anything is timed.
       await s.leaseholdOne(await s.seed(sizes.warmup));
       await s.floorOne(await s.seed(sizes.warmup));
+      await s.statementOne(await s.seed(sizes.warmup));
       await s.graphile.addOneByOne(sizes.warmup, payload);
       await s.pgboss.sendOneByOne(sizes.warmup, payload);
     },
@@ -76,6 +86,12 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
         const inputs = await s!.seed(sizes.one);
         const metrics = await s!.withCpu(sizes.one, () => s!.floorOne(inputs));
         expectRows('floor', await s!.leaseholdCount(), sizes.one);
+        return metrics;
+      },
+      statement: async () => {
+        const inputs = await s!.seed(sizes.one);
+        const metrics = await s!.withCpu(sizes.one, () => s!.statementOne(inputs));
+        expectRows('statement', await s!.leaseholdCount(), sizes.one);
         return metrics;
       },
       graphile: async () => {
@@ -109,6 +125,25 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
         name: 'enqueue_one_floor_vs_graphile',
         numerator: 'floor',
         denominator: 'graphile',
+        metric: 'items_per_s',
+      },
+      // The enqueue's own statement by hand: what its guarantees cost, and what the Node side does.
+      {
+        name: 'enqueue_one_statement_vs_graphile',
+        numerator: 'statement',
+        denominator: 'graphile',
+        metric: 'items_per_s',
+      },
+      {
+        name: 'enqueue_one_statement_vs_floor',
+        numerator: 'statement',
+        denominator: 'floor',
+        metric: 'items_per_s',
+      },
+      {
+        name: 'enqueue_one_vs_statement',
+        numerator: 'leasehold',
+        denominator: 'statement',
         metric: 'items_per_s',
       },
       { name: 'enqueue_one_vs_pgboss', numerator: 'leasehold', denominator: 'pgboss', metric: 'items_per_s' },
@@ -205,6 +240,8 @@ interface Subjects {
   /** The same rows as plain prepared INSERTs on a connection of their own (see the module doc). */
   floorOne(inputs: EnqueueInput[]): Promise<Metrics>;
   floorMany(inputs: EnqueueInput[], batch: number): Promise<Metrics>;
+  /** `enqueue`'s own statement for each input, taken before timing, sent by hand (see the module doc). */
+  statementOne(inputs: EnqueueInput[]): Promise<Metrics>;
   leaseholdCount(): Promise<number>;
   /** `run`'s metrics plus the database's and this process's CPU per item over it (µs). */
   withCpu(items: number, run: () => Promise<Metrics>): Promise<Metrics>;
@@ -225,6 +262,9 @@ async function openSubjects(databaseUrl: string): Promise<Subjects> {
     const floor = new pg.Client({ connectionString: databaseUrl });
     await floor.connect();
     opened.push(() => floor.end());
+    const statement = new pg.Client({ connectionString: databaseUrl });
+    await statement.connect();
+    opened.push(() => statement.end());
     const graphile = await openGraphileEnqueue(databaseUrl);
     opened.push(() => graphile.close());
     const pgboss = await openPgBossEnqueue(databaseUrl);
@@ -253,6 +293,13 @@ async function openSubjects(databaseUrl: string): Promise<Subjects> {
             values: [newId('work'), environmentId, sessionId, kind],
           });
         }),
+      statementOne: async (inputs) => {
+        const sent: Array<{ text: string; values: unknown[] }> = [];
+        for (const input of inputs) sent.push(await enqueueStatement(input));
+        return timedEach(sent.length, async (i) => {
+          await statement.query({ name: 'enqueue_statement', ...sent[i]! });
+        });
+      },
       floorMany: (inputs, batch) =>
         timedAll(inputs.length, async () => {
           for (let from = 0; from < inputs.length; from += batch) {
@@ -311,6 +358,24 @@ async function seedSessions(admin: pg.Client, n: number): Promise<EnqueueInput[]
     sessionId: `${environmentId}_s${i + 1}`,
     kind: 'model_turn' as const,
   }));
+}
+
+/**
+ * The statement `enqueue` sends for `input`, as the Node driver renders it: the enqueue runs on
+ * a recording handle that answers its insert with a created row, so it sends exactly one.
+ */
+async function enqueueStatement(input: EnqueueInput): Promise<{ text: string; values: unknown[] }> {
+  const sent: SQL[] = [];
+  const recorder: SqlHandle = {
+    execute: (query) => {
+      sent.push(query);
+      return Promise.resolve({ rows: [{ createdAt: '2000-01-01T00:00:00.000000Z' }] });
+    },
+  };
+  await enqueue(recorder, input);
+  if (sent.length !== 1) throw new Error(`enqueue sent ${sent.length} statements to create one item`);
+  const { sql, params } = renderSql(sent[0]!);
+  return { text: sql, values: params };
 }
 
 /** `n` calls of `op`, one after another: throughput and the per-call latency. */
