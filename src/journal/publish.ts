@@ -28,11 +28,11 @@
  *   connection is only buffered (link.ts).
  */
 import { JetStreamApiError, type JetStreamClient, type PubAck, PubHeaders } from '@nats-io/jetstream';
-import { ConnectionError, type NatsConnection, RequestError, TimeoutError } from '@nats-io/nats-core';
+import { ConnectionError, type NatsConnection, TimeoutError } from '@nats-io/nats-core';
 import { NoResponderError, publishForAck } from './acks.js';
 import { recordHeaders } from './codec.js';
 import { JournalTransportError, JournalUnavailableError, NotProvisionedError } from './errors.js';
-import { isClusterNotNow, LinkDownError, linkUp, untilLinkDown } from './link.js';
+import { isClusterNotNow, LinkDownError, linkUp } from './link.js';
 import { JOURNAL_STREAM, journalSubject, msgId, type RecordType, type Task } from './types.js';
 
 /** Identical resends after a lost PubAck, counting the first publish. */
@@ -95,6 +95,10 @@ export async function publishRecord(
   const subject = journalSubject(task.runId, task.stepId);
   const timeout = publishTimeout(js);
   const nc = connectionOf(js);
+  // The same headers for every try: a resend must be identical (the client never changes them).
+  const h = recordHeaders(type, task, index);
+  h.set(PubHeaders.MsgIdHdr, msgId(task, index));
+  h.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(expectedSeq));
   let lastError: unknown;
   for (let attempt = 0; attempt < PUBLISH_TRIES; attempt++) {
     if (!linkUp(js)) {
@@ -103,13 +107,7 @@ export async function publishRecord(
       break;
     }
     try {
-      // Fresh headers each time: the client's own publish would add the same two to the object.
-      const h = recordHeaders(type, task, index);
-      h.set(PubHeaders.MsgIdHdr, msgId(task, index));
-      h.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(expectedSeq));
-      return await (nc
-        ? publishForAck(nc, subject, body, h, timeout)
-        : untilLinkDown(js, js.publish(subject, body, { headers: h, timeout })));
+      return await publishForAck(nc, subject, body, h, timeout);
     } catch (err) {
       if (!isLostAnswer(err)) {
         if (attempt === 0 || isWrongLastSequence(err)) throw await classify(js, err);
@@ -124,10 +122,13 @@ export async function publishRecord(
   throw new OutcomeUnknownError(`no answer to ${type} #${index}; it may be stored`, { cause: lastError });
 }
 
-/** The core connection under a JetStream client (nats.js keeps it as `nc`); null for another client. */
-function connectionOf(js: JetStreamClient): NatsConnection | null {
+/** The core connection under a JetStream client: nats.js keeps it as `nc`. */
+function connectionOf(js: JetStreamClient): NatsConnection {
   const nc = (js as { nc?: NatsConnection }).nc;
-  return nc && typeof nc.publish === 'function' && typeof nc.subscribe === 'function' ? nc : null;
+  if (nc && typeof nc.publish === 'function' && typeof nc.subscribe === 'function') return nc;
+  throw new JournalTransportError(
+    'the JetStream client carries no NATS connection (nats.js keeps it as `nc`)',
+  );
 }
 
 function isWrongLastSequence(err: unknown): boolean {
@@ -136,9 +137,7 @@ function isWrongLastSequence(err: unknown): boolean {
 
 /** The request went out (or may have) and no answer came: only a resend can tell. */
 function isLostAnswer(err: unknown): boolean {
-  if (err instanceof LinkDownError) return true;
-  if (err instanceof RequestError) return !err.isNoResponders();
-  return err instanceof TimeoutError || err instanceof ConnectionError;
+  return err instanceof LinkDownError || err instanceof TimeoutError || err instanceof ConnectionError;
 }
 
 async function classify(js: JetStreamClient, err: unknown): Promise<Error> {
@@ -150,9 +149,8 @@ async function classify(js: JetStreamClient, err: unknown): Promise<Error> {
       return new JournalUnavailableError(`${err.code} ${err.message}`, { cause: err });
     return new JournalTransportError(`${err.code} ${err.message}`, { cause: err });
   }
-  // No stream leader listens on the subject (the client's own publish reports no responders
-  // as "jetstream is not enabled", a class it does not export).
-  if (err instanceof NoResponderError || (err instanceof Error && err.name === 'JetStreamNotEnabled')) {
+  // No stream leader listens on the subject.
+  if (err instanceof NoResponderError) {
     return (await streamMissing(js))
       ? new NotProvisionedError({ cause: err })
       : new JournalUnavailableError(`no leader of ${JOURNAL_STREAM} took the write; nothing was stored`, {
