@@ -103,8 +103,13 @@ export function watchLink(nc: NatsConnection): void {
   if (!links.has(nc)) links.set(nc, new Link(nc));
 }
 
+/** The connection itself, or the one under a JetStream client (nats.js keeps it as `nc`). */
+export function connectionOf(js: JetStreamClient | NatsConnection): NatsConnection | null {
+  return isConnection(js) ? js : 'nc' in js && isConnection(js.nc) ? js.nc : null;
+}
+
 function linkOf(js: JetStreamClient | NatsConnection): Link | null {
-  const nc = isConnection(js) ? js : 'nc' in js && isConnection(js.nc) ? js.nc : null;
+  const nc = connectionOf(js);
   if (!nc) return null;
   watchLink(nc);
   return links.get(nc)!;

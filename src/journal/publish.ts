@@ -28,11 +28,11 @@
  *   connection is only buffered (link.ts).
  */
 import { JetStreamApiError, type JetStreamClient, type PubAck, PubHeaders } from '@nats-io/jetstream';
-import { ConnectionError, type NatsConnection, TimeoutError } from '@nats-io/nats-core';
+import { ConnectionError, TimeoutError } from '@nats-io/nats-core';
 import { NoResponderError, publishForAck } from './acks.js';
 import { recordHeaders } from './codec.js';
 import { JournalTransportError, JournalUnavailableError, NotProvisionedError } from './errors.js';
-import { isClusterNotNow, LinkDownError, linkUp } from './link.js';
+import { connectionOf, isClusterNotNow, LinkDownError, linkUp } from './link.js';
 import { JOURNAL_STREAM, journalSubject, msgId, type RecordType, type Task } from './types.js';
 
 /** Identical resends after a lost PubAck, counting the first publish. */
@@ -95,13 +95,17 @@ export async function publishRecord(
   const subject = journalSubject(task.runId, task.stepId);
   const timeout = publishTimeout(js);
   const nc = connectionOf(js);
+  if (!nc)
+    throw new JournalTransportError(
+      'the JetStream client carries no NATS connection (nats.js keeps it as `nc`)',
+    );
   // The same headers for every try: a resend must be identical (the client never changes them).
   const h = recordHeaders(type, task, index);
   h.set(PubHeaders.MsgIdHdr, msgId(task, index));
   h.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(expectedSeq));
   let lastError: unknown;
   for (let attempt = 0; attempt < PUBLISH_TRIES; attempt++) {
-    if (!linkUp(js)) {
+    if (!linkUp(nc)) {
       // Sending now would only park the record in the client's buffer.
       if (attempt === 0) throw new JournalUnavailableError(`${type} #${index}: the NATS connection is down`);
       break;
@@ -120,15 +124,6 @@ export async function publishRecord(
     }
   }
   throw new OutcomeUnknownError(`no answer to ${type} #${index}; it may be stored`, { cause: lastError });
-}
-
-/** The core connection under a JetStream client: nats.js keeps it as `nc`. */
-function connectionOf(js: JetStreamClient): NatsConnection {
-  const nc = (js as { nc?: NatsConnection }).nc;
-  if (nc && typeof nc.publish === 'function' && typeof nc.subscribe === 'function') return nc;
-  throw new JournalTransportError(
-    'the JetStream client carries no NATS connection (nats.js keeps it as `nc`)',
-  );
 }
 
 function isWrongLastSequence(err: unknown): boolean {
