@@ -4,7 +4,7 @@
  * what the database allows for this work with no JavaScript in the way.
  *
  * The statements are not retyped here: each operation is run once against a recording
- * handle and its SQL taken from Drizzle's dialect, so the anchor cannot drift from the code.
+ * handle (`captureStatement`), so the anchor cannot drift from the code.
  * Constant parameters are inlined as literals; the claimed id and lease proof flow from one
  * statement to the next through pgbench variables (`\gset`).
  */
@@ -13,33 +13,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { SQL } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
-import type { SqlHandle } from '../../src/db/handle.js';
 import { claim, claimMany, complete, completeAndClaim, completeMany } from '../../src/queue/index.js';
 import type { Item } from '../../src/queue/types.js';
+import { captureStatement } from '../lib/capture.js';
 
 const run = promisify(execFile);
-const dialect = new PgDialect();
 
 const PLACEHOLDER_ID = '__bench_id__';
 const PLACEHOLDER_LEASE = '2000-01-01T00:00:00.123456Z';
-
-async function capture(
-  op: (h: SqlHandle) => Promise<unknown>,
-  row: unknown,
-): Promise<{ sql: string; params: unknown[] }> {
-  let query: SQL | undefined;
-  const recorder: SqlHandle = {
-    execute: (q) => {
-      query = q;
-      return Promise.resolve({ rows: row ? [row] : [] });
-    },
-  };
-  await op(recorder);
-  if (!query) throw new Error('the operation sent no statement');
-  return dialect.sqlToQuery(query);
-}
 
 function literal(value: unknown): string {
   if (typeof value === 'number') return String(value);
@@ -65,9 +46,9 @@ function inline(text: string, params: unknown[], bind: (value: unknown) => strin
 
 /** The pgbench script for one claim + complete of `kind` with a `ttlMs` lease. */
 export async function claimCompleteScript(kind: Item['kind'], ttlMs: number): Promise<string> {
-  const claimed = await capture((h) => claim(h, kind, ttlMs), null);
+  const claimed = await captureStatement((h) => claim(h, kind, ttlMs), null);
   const fake = { id: PLACEHOLDER_ID, lease: PLACEHOLDER_LEASE } as Item;
-  const completed = await capture((h) => complete(h, fake), { ok: 1 });
+  const completed = await captureStatement((h) => complete(h, fake), { ok: 1 });
   const claimSql = inline(claimed.sql, claimed.params, () => undefined);
   const completeSql = inline(completed.sql, completed.params, bindHeld);
   if (!completeSql.includes(':id') || !completeSql.includes(':lease')) {
@@ -93,7 +74,10 @@ function bindHeld(value: unknown): string | undefined {
  */
 export async function completeAndClaimScript(kind: Item['kind'], ttlMs: number): Promise<string> {
   const fake = { id: PLACEHOLDER_ID, lease: PLACEHOLDER_LEASE } as Item;
-  const step = await capture((h) => completeAndClaim(h, fake, kind, ttlMs), { completed: true, id: null });
+  const step = await captureStatement((h) => completeAndClaim(h, fake, kind, ttlMs), {
+    completed: true,
+    id: null,
+  });
   const stepSql = inline(step.sql, step.params, bindHeld);
   if ((stepSql.match(/:id\b/g) ?? []).length < 2 || !stepSql.includes(':lease')) {
     throw new Error(
@@ -117,9 +101,9 @@ export async function claimManyCompleteManyScript(
   batch: number,
   ttlMs: number,
 ): Promise<string> {
-  const claimed = await capture((h) => claimMany(h, kind, batch, ttlMs), null);
+  const claimed = await captureStatement((h) => claimMany(h, kind, batch, ttlMs), null);
   const fake = { id: PLACEHOLDER_ID, lease: PLACEHOLDER_LEASE } as Item;
-  const completed = await capture((h) => completeMany(h, [fake]), { id: PLACEHOLDER_ID });
+  const completed = await captureStatement((h) => completeMany(h, [fake]), { id: PLACEHOLDER_ID });
   // pgbench reads a script line by line: comments go before the statement is flattened.
   const claimSql = inline(claimed.sql.replace(/--[^\n]*/g, ''), claimed.params, () => undefined);
   const tail = /\) SELECT (.+) FROM claimed ORDER BY created_at$/;

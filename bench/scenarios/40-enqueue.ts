@@ -29,16 +29,15 @@
  * calls make the rate about the inverse of their sum plus the waits, and CPU time moves less
  * with the machine's other tenants than the rate does.
  */
-import type { SQL } from 'drizzle-orm';
 import pg from 'pg';
 import { connectPg, type PgConnection } from '../../src/db/drivers/node-pg.js';
-import type { SqlHandle } from '../../src/db/handle.js';
-import { renderSql } from '../../src/db/render.js';
+import type { RenderedQuery } from '../../src/db/render.js';
 import { newId } from '../../src/ids.js';
 import { type EnqueueInput, enqueue, enqueueMany } from '../../src/queue/index.js';
 import { type GraphileEnqueue, openGraphileEnqueue } from '../anchors/enqueue-graphile.js';
 import { openPgBossEnqueue, type PgBossEnqueue } from '../anchors/enqueue-pgboss.js';
 import { backendCpuDelta, backendCpuMs } from '../anchors/wire-cycle.js';
+import { captureStatement } from '../lib/capture.js';
 import { resetLeasehold } from '../lib/db.js';
 import { type BenchContext, type Metrics, percentile, type Scenario } from '../lib/harness.js';
 
@@ -242,7 +241,7 @@ interface Subjects {
   floorOne(inputs: EnqueueInput[]): Promise<Metrics>;
   floorMany(inputs: EnqueueInput[], batch: number): Promise<Metrics>;
   /** `enqueue`'s own statements (`enqueueStatements`), sent by hand one at a time (see the module doc). */
-  statementOne(sent: Statement[]): Promise<Metrics>;
+  statementOne(sent: RenderedQuery[]): Promise<Metrics>;
   leaseholdCount(): Promise<number>;
   /** `run`'s metrics plus the database's and this process's CPU per item over it (µs). */
   withCpu(items: number, run: () => Promise<Metrics>): Promise<Metrics>;
@@ -296,7 +295,8 @@ async function openSubjects(databaseUrl: string): Promise<Subjects> {
         }),
       statementOne: (sent) =>
         timedEach(sent.length, async (i) => {
-          await statement.query({ name: 'enqueue_statement', ...sent[i]! });
+          const { sql: text, params: values } = sent[i]!;
+          await statement.query({ name: 'enqueue_statement', text, values });
         }),
       floorMany: (inputs, batch) =>
         timedAll(inputs.length, async () => {
@@ -358,29 +358,13 @@ async function seedSessions(admin: pg.Client, n: number): Promise<EnqueueInput[]
   }));
 }
 
-interface Statement {
-  text: string;
-  values: unknown[];
-}
-
-/**
- * The statement `enqueue` sends for each input, as the Node driver renders it: the enqueue runs
- * on a recording handle that answers its insert with a created row, so it sends exactly one.
- */
-async function enqueueStatements(inputs: EnqueueInput[]): Promise<Statement[]> {
-  const statements: Statement[] = [];
+/** The statement `enqueue` sends for each input (each with its own minted id), taken from the code. */
+async function enqueueStatements(inputs: EnqueueInput[]): Promise<RenderedQuery[]> {
+  const statements: RenderedQuery[] = [];
   for (const input of inputs) {
-    const sent: SQL[] = [];
-    const recorder: SqlHandle = {
-      execute: (query) => {
-        sent.push(query);
-        return Promise.resolve({ rows: [{ createdAt: '2000-01-01T00:00:00.000000Z' }] });
-      },
-    };
-    await enqueue(recorder, input);
-    if (sent.length !== 1) throw new Error(`enqueue sent ${sent.length} statements to create one item`);
-    const { sql, params } = renderSql(sent[0]!);
-    statements.push({ text: sql, values: params });
+    statements.push(
+      await captureStatement((h) => enqueue(h, input), { createdAt: '2000-01-01T00:00:00.000000Z' }),
+    );
   }
   return statements;
 }
