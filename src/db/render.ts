@@ -33,6 +33,9 @@ const POSTGRES: BuildQueryConfig = {
 };
 
 export function renderSql(query: SQL): RenderedQuery {
+  // A fixed statement's query carries its rendering (`fixed-sql.ts`), made by this function.
+  const { rendered } = query as { rendered?: RenderedQuery };
+  if (rendered !== undefined && !(query as unknown as Inlinable).shouldInlineParams) return rendered;
   const out: RenderedQuery = { sql: '', params: [] };
   if (walk(query, out)) return out;
   const { sql, params } = query.toQuery(POSTGRES);

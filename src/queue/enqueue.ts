@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { PG_FOREIGN_KEY_VIOLATION, pgCode } from '../db/errors.js';
+import { fixedSql } from '../db/fixed-sql.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { type Timestamp, ts } from '../db/time.js';
 import { newId } from '../ids.js';
@@ -121,31 +122,41 @@ async function insertNew(
   trace: TraceContext | null,
 ): Promise<SessionWork | null> {
   const id = newId('work');
+  const { environmentId, sessionId, kind } = input;
+  const insert = input.bindSession ? BIND_AND_INSERT : INSERT;
   try {
     const row = await maybeRow<{ createdAt: Timestamp; notified?: unknown }>(
       db,
-      sql`${input.bindSession ? sql`WITH ${bindCte(input)}` : sql``}
-        INSERT INTO work_items AS w (id, environment_id, session_id, kind, lane, state, data_type, claims,
-                                     metadata, trace_context, created_at)
-        SELECT ${id}, ${input.environmentId}, ${input.sessionId}, ${input.kind},
-               ${laneOf(input.kind, input.environmentId)},
-               'queued', 'session', 0,
-               ${JSON.stringify(metadata)}::jsonb, ${trace === null ? null : JSON.stringify(trace)}::jsonb, now()
-        ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
-        RETURNING ${CREATED_AT} AS "createdAt", CASE WHEN w.lane = 'poll' THEN ${NOTIFY_WORK} END AS notified`,
+      insert({
+        id,
+        environmentId,
+        sessionId,
+        kind,
+        metadata: JSON.stringify(metadata),
+        trace: trace === null ? null : JSON.stringify(trace),
+      }),
     );
     if (!row) return null;
-    const { environmentId, sessionId, kind } = input;
     return createdWork({ id, environmentId, sessionId, kind, metadata, traceContext: trace }, row.createdAt);
   } catch (err) {
     if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
-      throw new UnknownSessionError(input.sessionId, input.environmentId, { cause: err });
+      throw new UnknownSessionError(sessionId, environmentId, { cause: err });
     }
     throw err;
   }
 }
 
 const CREATED_AT = sql.raw(ts('w.created_at'));
+const p = sql.placeholder;
+type InsertValues = 'id' | 'environmentId' | 'sessionId' | 'kind' | 'metadata' | 'trace';
+
+const INSERT_ITEM = sql`
+        INSERT INTO work_items AS w (id, environment_id, session_id, kind, lane, state, data_type, claims,
+                                     metadata, trace_context, created_at)
+        SELECT ${p('id')}, ${p('environmentId')}, ${p('sessionId')}, ${p('kind')}, ${laneOf(p('kind'), p('environmentId'))},
+               'queued', 'session', 0, ${p('metadata')}::jsonb, ${p('trace')}::jsonb, now()
+        ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
+        RETURNING ${CREATED_AT} AS "createdAt", CASE WHEN w.lane = 'poll' THEN ${NOTIFY_WORK} END AS notified`;
 
 /**
  * Binds an unbound session as part of the enqueue's statement. Data-modifying CTEs run to
@@ -157,15 +168,17 @@ const CREATED_AT = sql.raw(ts('w.created_at'));
  * Only a look here, no lock: a purge that this statement cannot see was queued after it
  * began, and is hours from being taken.
  */
-function bindCte(input: EnqueueInput) {
-  return sql`bind AS (
+const BIND_SESSION = sql`bind AS (
         INSERT INTO sessions (id, environment_id)
-        SELECT ${input.sessionId}, e.id FROM environments e
-         WHERE e.id = ${input.environmentId}
-           AND NOT EXISTS (SELECT 1 FROM journal_purges p WHERE p.run_id = ${input.sessionId})
+        SELECT ${p('sessionId')}, e.id FROM environments e
+         WHERE e.id = ${p('environmentId')}
+           AND NOT EXISTS (SELECT 1 FROM journal_purges p WHERE p.run_id = ${p('sessionId')})
         ON CONFLICT (id) DO NOTHING
       )`;
-}
+
+/** Every enqueue sends one of these two (fixed: rendered once, `fixed-sql.ts`). */
+const INSERT = fixedSql<InsertValues>(INSERT_ITEM);
+const BIND_AND_INSERT = fixedSql<InsertValues>(sql`WITH ${BIND_SESSION}${INSERT_ITEM}`);
 
 async function findLive(db: SqlHandle, input: EnqueueInput): Promise<SessionWork | null> {
   return maybeRow<SessionWork>(

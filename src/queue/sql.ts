@@ -3,6 +3,7 @@
  * lane's predicates (the time rendering is `db/time.ts`). Each operation writes its own statement out whole in its own file; only what
  * must be identical everywhere lives here.
  */
+import type { Placeholder } from 'drizzle-orm';
 import { type SQL, sql } from 'drizzle-orm';
 import { interval, ts } from '../db/time.js';
 
@@ -186,7 +187,7 @@ export function claimedBatch(ttlMs: number): SQL {
  * exists anyway). An unknown environment gives the claim lane, and the session's key then
  * refuses the row.
  */
-export function laneOf(kind: SQL | string, environmentId: SQL | string): SQL {
+export function laneOf(kind: SQL | Placeholder | string, environmentId: SQL | Placeholder | string): SQL {
   return sql`CASE WHEN ${kind} = 'tool_exec'
                    AND (SELECT e.kind FROM environments e WHERE e.id = ${environmentId}) = 'self_hosted'
                   THEN 'poll' ELSE 'claim' END`;

@@ -7,6 +7,7 @@ import { newId } from '../../src/ids.js';
 import {
   claim,
   completeThenClaimMany,
+  enqueue,
   enqueueMany,
   heartbeat,
   type Item,
@@ -110,6 +111,16 @@ describe('renderSql', () => {
           { op: 'ack', environmentId: env, workId: newId('work') },
           { op: 'stop', environmentId: env, workId: newId('work'), force: true },
         ]),
+      ),
+      await sentQuery((db) => enqueue(db, { environmentId: env, sessionId: newId('sess'), kind: 'model_turn' })),
+      await sentQuery((db) =>
+        enqueue(db, {
+          environmentId: env,
+          sessionId: newId('sess'),
+          kind: 'tool_exec',
+          metadata: { a: "it's" },
+          bindSession: true,
+        }),
       ),
       await sentQuery((db) =>
         enqueueMany(db, [
