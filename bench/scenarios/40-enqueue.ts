@@ -61,6 +61,11 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
       '(floor) vs the statement enqueue sends, by hand on a bare client (statement) vs graphile addJob vs pg-boss send',
     // pg-boss is context with no goal, as in the claim scenarios: the first round's is the figure.
     once: ['pgboss'],
+    // Rounds of a sequential client move with the machine's other tenants (graphile's rate
+    // moved by a quarter within one run of three rounds): seven, their order alternating,
+    // so one slow stretch cannot decide the median or always fall on the same subject.
+    rounds: 7,
+    alternate: true,
     setup: async () => {
       s = await openSubjects(ctx.databaseUrl);
       // Warm every connection's caches and plans the same way before anything is timed.
