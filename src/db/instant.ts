@@ -6,7 +6,7 @@
  * cursor; so the local time and the offset are bound apart and the fraction is cut to
  * nanoseconds (Postgres then rounds to its microseconds).
  */
-import { type SQL, sql } from 'drizzle-orm';
+import { type Placeholder, type SQL, sql } from 'drizzle-orm';
 import { isRfc3339 } from '../rfc3339.js';
 
 const PARTS = /^(.{19})(\.\d{1,9})?\d*(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
@@ -29,5 +29,13 @@ export function instantParts(value: string): InstantParts | null {
 export function instant(value: string): SQL | null {
   const parts = instantParts(value);
   if (!parts) return null;
-  return sql`((${parts.local}::timestamp - make_interval(mins => ${parts.offsetMinutes}::integer)) AT TIME ZONE 'UTC')`;
+  return instantOf(parts.local, parts.offsetMinutes);
+}
+
+/**
+ * The instant of parts bound apart (`instantParts`), as values or as placeholders a fixed
+ * statement fills (`fixed-sql.ts`).
+ */
+export function instantOf(local: string | Placeholder, offsetMinutes: number | Placeholder): SQL {
+  return sql`((${local}::timestamp - make_interval(mins => ${offsetMinutes}::integer)) AT TIME ZONE 'UTC')`;
 }

@@ -3,7 +3,7 @@
  * end to end, never a JS `Date`, which would drop the microseconds that lease proofs and
  * heartbeat echoes compare on (docs/queue.md, "Timestamps").
  */
-import { type SQL, sql } from 'drizzle-orm';
+import { type Placeholder, type SQL, sql } from 'drizzle-orm';
 
 /** RFC 3339 UTC with microseconds, trailing zeros trimmed, `Z` (e.g. `2026-11-30T09:34:12.12345Z`). */
 export type Timestamp = string;
@@ -19,6 +19,6 @@ export function ts(column: string): string {
 }
 
 /** A duration in milliseconds as an SQL interval, bound as a parameter. */
-export function interval(ms: number): SQL {
+export function interval(ms: number | Placeholder): SQL {
   return sql`(${ms}::double precision * interval '1 millisecond')`;
 }

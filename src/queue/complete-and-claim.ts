@@ -1,6 +1,7 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
-import { instant } from '../db/instant.js';
+import { instantOf, instantParts } from '../db/instant.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { claimedFor, ITEM_COLUMNS, pickClaimable } from './sql.js';
 import type { Item, WorkKind } from './types.js';
@@ -45,32 +46,12 @@ export function completeAndClaim(
 ): Promise<CompleteAndClaimResult> {
   const attributes = { 'work.id': item.id, 'environment.id': item.environmentId, 'work.kind': kind };
   return withSpan('queue.complete_and_claim', attributes, async (span) => {
-    const proof = instant(item.lease);
     // A proof this queue never issued completes nothing; the claim still runs.
-    const held = proof
-      ? sql`id = ${item.id} AND state = 'active' AND lease_expires_at = ${proof}`
-      : sql`false`;
-    // Never the held item again; and read `settled`, so the completion ends before any lock.
-    const after = sql`AND id <> ${item.id}
-           AND ${options.onlyIfCompleted ? sql`(SELECT completed FROM settled)` : sql`(SELECT completed FROM settled) IS NOT NULL`}`;
+    const proof = instantParts(item.lease);
+    const step = STEPS[(proof ? 2 : 0) + (options.onlyIfCompleted ? 1 : 0)]!;
     const row = await maybeRow<Item & { completed: boolean; id: string | null }>(
       db,
-      sql`WITH done AS (
-        UPDATE work_items
-           SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()
-         WHERE ${held}
-        RETURNING id
-      ), settled AS (
-        SELECT EXISTS (SELECT 1 FROM done) AS completed
-      ), ${pickClaimable(kind, 1, after)}, claimed AS (
-        UPDATE work_items w
-           SET ${claimedFor(ttlMs)}
-          FROM picked
-         WHERE w.id = picked.id
-        RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed
-      )
-      SELECT settled.completed, claimed.*
-        FROM settled LEFT JOIN claimed ON true`,
+      step({ id: item.id, local: proof?.local ?? null, offset: proof?.offsetMinutes ?? null, kind, ttlMs }),
     );
     const { completed, ...rest } = row!;
     const next = rest.id === null ? null : (rest as Item);
@@ -85,3 +66,38 @@ export function completeAndClaim(
     return { completed, next };
   });
 }
+
+const p = sql.placeholder;
+
+/** The step's statement for a held item with a proof or without, claiming anyway or only after a completion. */
+function stepStatement(withProof: boolean, onlyIfCompleted: boolean): SQL {
+  const held = withProof
+    ? sql`id = ${p('id')} AND state = 'active' AND lease_expires_at = ${instantOf(p('local'), p('offset'))}`
+    : sql`false`;
+  // Never the held item again; and read `settled`, so the completion ends before any lock.
+  const after = sql`AND id <> ${p('id')}
+           AND ${onlyIfCompleted ? sql`(SELECT completed FROM settled)` : sql`(SELECT completed FROM settled) IS NOT NULL`}`;
+  return sql`WITH done AS (
+        UPDATE work_items
+           SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()
+         WHERE ${held}
+        RETURNING id
+      ), settled AS (
+        SELECT EXISTS (SELECT 1 FROM done) AS completed
+      ), ${pickClaimable(p('kind'), 1, after)}, claimed AS (
+        UPDATE work_items w
+           SET ${claimedFor(p('ttlMs'))}
+          FROM picked
+         WHERE w.id = picked.id
+        RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed
+      )
+      SELECT settled.completed, claimed.*
+        FROM settled LEFT JOIN claimed ON true`;
+}
+
+/** A worker loop's every step sends one of these (fixed: rendered once, `db/fixed-sql.ts`), by (proof, onlyIfCompleted). */
+const STEPS = [false, true].flatMap((withProof) =>
+  [false, true].map((onlyIfCompleted) =>
+    fixedSql<'id' | 'local' | 'offset' | 'kind' | 'ttlMs'>(stepStatement(withProof, onlyIfCompleted)),
+  ),
+);

@@ -117,7 +117,7 @@ function pickOldest(columns: SQL, picks: SQL, queued: SQL, lapsed: SQL, limit: n
  * `limit` rows, a bound the planner knows. Shared by every statement that hands out
  * claim-lane items, so they can never disagree on what may be taken or in which order.
  */
-export function pickClaimable(kind: string, limit: number, also: SQL = sql``, take?: SQL): SQL {
+export function pickClaimable(kind: string | Placeholder, limit: number, also: SQL = sql``, take?: SQL): SQL {
   return pickOldest(
     sql`id, state, created_at`,
     sql`id, state`,
@@ -158,7 +158,7 @@ export function reservedFor(reservationMs: number): SQL {
 }
 
 /** The SET list of a claim-lane hand-out to `w`: a fresh lease of `ttlMs`, one more claim. */
-export function claimedFor(ttlMs: number): SQL {
+export function claimedFor(ttlMs: number | Placeholder): SQL {
   return sql`state = 'active', lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now(),
                claims = w.claims + 1`;
 }

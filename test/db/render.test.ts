@@ -6,6 +6,7 @@ import { renderSql } from '../../src/db/render.js';
 import { newId } from '../../src/ids.js';
 import {
   claim,
+  completeAndClaim,
   completeThenClaimMany,
   enqueue,
   enqueueMany,
@@ -112,7 +113,15 @@ describe('renderSql', () => {
           { op: 'stop', environmentId: env, workId: newId('work'), force: true },
         ]),
       ),
-      await sentQuery((db) => enqueue(db, { environmentId: env, sessionId: newId('sess'), kind: 'model_turn' })),
+      await sentQuery((db) => completeAndClaim(db, held, 'model_turn', 30_000)),
+      await sentQuery((db) =>
+        completeAndClaim(db, { ...held, lease: 'not a proof' }, 'tool_exec', 5_000, {
+          onlyIfCompleted: true,
+        }),
+      ),
+      await sentQuery((db) =>
+        enqueue(db, { environmentId: env, sessionId: newId('sess'), kind: 'model_turn' }),
+      ),
       await sentQuery((db) =>
         enqueue(db, {
           environmentId: env,
