@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type Placeholder, type SQL, sql } from 'drizzle-orm';
 import { ACKED } from './ack.js';
 import { WORK_COLUMNS, wireScopeOf } from './sql.js';
 
@@ -15,10 +15,9 @@ export interface AckCall {
  * lease). An item not visible to its call's environment is absent, as `ack` alone would not
  * find it.
  */
-export function ackManyCtes(calls: readonly AckCall[]): SQL {
-  const doc = calls.map((c) => ({ id: c.workId, env: c.environmentId }));
+export function ackManyCtes(doc: string | Placeholder): SQL {
   return sql`ack_in AS MATERIALIZED (
-        SELECT * FROM jsonb_to_recordset(${JSON.stringify(doc)}::jsonb) AS b(id text, env text)
+        SELECT * FROM jsonb_to_recordset(${doc}::jsonb) AS b(id text, env text)
       ), acked AS (
         UPDATE work_items w
            SET ${ACKED}
@@ -26,4 +25,9 @@ export function ackManyCtes(calls: readonly AckCall[]): SQL {
          WHERE ${wireScopeOf('ack_in')}
         RETURNING 'ack' AS op, ${WORK_COLUMNS}, NULL::boolean AS "callsOpen"
       )`;
+}
+
+/** The JSON document `ackManyCtes` reads: one entry per call. */
+export function ackDoc(calls: readonly AckCall[]): string {
+  return JSON.stringify(calls.map((c) => ({ id: c.workId, env: c.environmentId })));
 }

@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type Placeholder, type SQL, sql } from 'drizzle-orm';
 import { instantParts } from '../db/instant.js';
 import { WORK_COLUMNS, wireScopeOf } from './sql.js';
 import { NO_HEARTBEAT } from './types.js';
@@ -25,20 +25,10 @@ export interface HeartbeatCall {
  * new last_heartbeat of a later heartbeat is strictly after the echo, as `heartbeat` makes
  * it: a superseded echo must never match again.
  */
-export function heartbeatManyCtes(calls: readonly HeartbeatCall[]): SQL {
-  const doc: Array<{ id: string; env: string; ttl_ms: number; local?: string; off?: number }> = [];
-  for (const c of calls) {
-    const entry = { id: c.workId, env: c.environmentId, ttl_ms: c.ttlSeconds * 1000 };
-    if (c.expected !== NO_HEARTBEAT) {
-      const parts = instantParts(c.expected);
-      if (!parts) continue;
-      Object.assign(entry, { local: parts.local, off: parts.offsetMinutes });
-    }
-    doc.push(entry);
-  }
+export function heartbeatManyCtes(doc: string | Placeholder): SQL {
   // Absent `local`: the first heartbeat.
   return sql`heartbeat_in AS MATERIALIZED (
-        SELECT * FROM jsonb_to_recordset(${JSON.stringify(doc)}::jsonb)
+        SELECT * FROM jsonb_to_recordset(${doc}::jsonb)
             AS b(id text, env text, ttl_ms double precision, local timestamp, off integer)
       ), beaten AS (
         UPDATE work_items w
@@ -60,4 +50,22 @@ export function heartbeatManyCtes(calls: readonly HeartbeatCall[]): SQL {
                     ELSE w.last_heartbeat = ((b.local - make_interval(mins => b.off)) AT TIME ZONE 'UTC') END
         RETURNING 'heartbeat' AS op, ${WORK_COLUMNS}, NULL::boolean AS "callsOpen"
       )`;
+}
+
+/**
+ * The JSON document `heartbeatManyCtes` reads: one entry per call, its echo bound as local
+ * time and offset; a call whose echo is not a timestamp is left out (it can match nothing).
+ */
+export function heartbeatDoc(calls: readonly HeartbeatCall[]): string {
+  const doc: Array<{ id: string; env: string; ttl_ms: number; local?: string; off?: number }> = [];
+  for (const c of calls) {
+    const entry = { id: c.workId, env: c.environmentId, ttl_ms: c.ttlSeconds * 1000 };
+    if (c.expected !== NO_HEARTBEAT) {
+      const parts = instantParts(c.expected);
+      if (!parts) continue;
+      Object.assign(entry, { local: parts.local, off: parts.offsetMinutes });
+    }
+    doc.push(entry);
+  }
+  return JSON.stringify(doc);
 }

@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type Placeholder, type SQL, sql } from 'drizzle-orm';
 import { CALLS_OPEN, WORK_COLUMNS, wireScopeOf } from './sql.js';
 
 /** One stop of a batch, as `stopWork` takes it. */
@@ -16,10 +16,9 @@ export interface StopCall {
  * `stopping` and keeps its lease; every other stop ends the item now. An item not visible,
  * or already past the requested transition, is absent: `stopWork` alone tells which.
  */
-export function stopManyCtes(calls: readonly StopCall[]): SQL {
-  const doc = calls.map((c) => ({ id: c.workId, env: c.environmentId, force: c.force }));
+export function stopManyCtes(doc: string | Placeholder): SQL {
   return sql`stop_in AS MATERIALIZED (
-        SELECT * FROM jsonb_to_recordset(${JSON.stringify(doc)}::jsonb) AS b(id text, env text, force boolean)
+        SELECT * FROM jsonb_to_recordset(${doc}::jsonb) AS b(id text, env text, force boolean)
       ), stopped AS (
         UPDATE work_items w
            SET state = CASE WHEN NOT b.force AND w.state = 'active' THEN 'stopping' ELSE 'stopped' END,
@@ -32,4 +31,9 @@ export function stopManyCtes(calls: readonly StopCall[]): SQL {
            AND CASE WHEN b.force THEN w.state <> 'stopped' ELSE w.state IN ('queued', 'starting', 'active') END
         RETURNING 'stop' AS op, ${WORK_COLUMNS}, ${CALLS_OPEN}
       )`;
+}
+
+/** The JSON document `stopManyCtes` reads: one entry per call. */
+export function stopDoc(calls: readonly StopCall[]): string {
+  return JSON.stringify(calls.map((c) => ({ id: c.workId, env: c.environmentId, force: c.force })));
 }

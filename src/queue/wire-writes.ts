@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { withSpan } from '../telemetry/tracing.js';
-import { type AckCall, ackManyCtes } from './ack-many.js';
+import { type AckCall, ackDoc, ackManyCtes } from './ack-many.js';
 import { heartbeatResult } from './heartbeat.js';
-import { type HeartbeatCall, heartbeatManyCtes } from './heartbeat-many.js';
-import { type StopCall, stopManyCtes } from './stop-many.js';
+import { type HeartbeatCall, heartbeatDoc, heartbeatManyCtes } from './heartbeat-many.js';
+import { type StopCall, stopDoc, stopManyCtes } from './stop-many.js';
 import type { HeartbeatResult, Work } from './types.js';
 
 /** A lease-holder write of the work API, as its caller asked for it. */
@@ -52,8 +53,7 @@ export function wireWritesMany(
       sorted.filter((w): w is Extract<WireWrite, { op: K }> => w.op === op);
     const written = await rows<Row>(
       db,
-      sql`WITH ${ackManyCtes(of('ack'))}, ${heartbeatManyCtes(of('heartbeat'))}, ${stopManyCtes(of('stop'))}
-          SELECT * FROM acked UNION ALL SELECT * FROM beaten UNION ALL SELECT * FROM stopped`,
+      WRITES({ acks: ackDoc(of('ack')), beats: heartbeatDoc(of('heartbeat')), stops: stopDoc(of('stop')) }),
     );
     const answers = new Map<string, WireWriteAnswer>();
     for (const { op, callsOpen, ...work } of written) {
@@ -71,3 +71,11 @@ export function wireWritesMany(
     return answers;
   });
 }
+
+const p = sql.placeholder;
+
+/** The one statement of every batch (fixed: rendered once, `db/fixed-sql.ts`). */
+const WRITES = fixedSql<'acks' | 'beats' | 'stops'>(
+  sql`WITH ${ackManyCtes(p('acks'))}, ${heartbeatManyCtes(p('beats'))}, ${stopManyCtes(p('stops'))}
+          SELECT * FROM acked UNION ALL SELECT * FROM beaten UNION ALL SELECT * FROM stopped`,
+);
