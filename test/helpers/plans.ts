@@ -10,19 +10,31 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { type Database, rows, type SqlHandle } from '../../src/db/handle.js';
 
-/** The first `sql` query `op` sends, taken by a handle that answers with `answer` and runs nothing. */
+/**
+ * Every `sql` query `op` sends, in order, taken by a handle that answers each with `answer`
+ * and runs nothing. What `op` then makes of the answer (it may throw) does not matter here.
+ */
+export async function sentQueries(
+  op: (db: SqlHandle) => Promise<unknown>,
+  answer: unknown[] = [],
+): Promise<SQL[]> {
+  const sent: SQL[] = [];
+  const recorder: SqlHandle = {
+    execute: (q) => {
+      sent.push(q);
+      return Promise.resolve({ rows: answer });
+    },
+  };
+  await op(recorder).catch(() => {});
+  return sent;
+}
+
+/** The first `sql` query `op` sends (`sentQueries`). */
 export async function sentQuery(
   op: (db: SqlHandle) => Promise<unknown>,
   answer: unknown[] = [],
 ): Promise<SQL> {
-  let query: SQL | undefined;
-  const recorder: SqlHandle = {
-    execute: (q) => {
-      query ??= q;
-      return Promise.resolve({ rows: answer });
-    },
-  };
-  await op(recorder).catch(() => {}); // only the first statement matters, not what op makes of the answer
+  const [query] = await sentQueries(op, answer);
   if (!query) throw new Error('the operation sent no statement');
   return query;
 }
