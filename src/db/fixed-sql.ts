@@ -30,6 +30,11 @@ export class RenderedSql extends SQL {
     super([]);
     (this as { queryChunks: unknown[] }).queryChunks = chunks;
   }
+
+  /** Its rendering is fixed: appending would leave it stale. Nest it in a template instead. */
+  override append(): this {
+    throw new TypeError('a fixed statement cannot be appended to; nest it in a template instead');
+  }
 }
 
 /** A parameter of the statement: a placeholder filled per call, or a value the template fixed. */

@@ -61,6 +61,10 @@ describe('fixedSql', () => {
     expect(() => fixedSql(sql`SELECT ${sql.param({ at: 1 })}`)).toThrow(TypeError);
   });
 
+  it('refuses to be appended to, which would leave its rendering stale', () => {
+    expect(() => fixed({ a: 'x', b: 1, c: null }).append(sql`LIMIT 1`)).toThrow(TypeError);
+  });
+
   it('refuses a call whose value is missing or not a plain one, naming it', () => {
     expect(() => fixed({ a: 'x', b: 1 } as never)).toThrow(/"c"/);
     expect(() => fixed({ a: 'x', b: { no: 1 }, c: null } as never)).toThrow(/"b"/);
