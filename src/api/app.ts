@@ -14,6 +14,7 @@ import { type ApiError, badRequest, errorBody, internalError, notFound, toApiErr
 import { IdlePolls } from './idle-polls.js';
 import { PollGate } from './poll-gate.js';
 import { PollRecords } from './poll-record.js';
+import { carriesRequestId } from './reply.js';
 import { registerRoutes } from './routes/index.js';
 import { type StaticFiles, serveStaticFiles } from './static-files.js';
 import type { ApiDeps, AppEnv } from './types.js';
@@ -66,7 +67,7 @@ export function createApp(
     c.set('pollGate', pollGate);
     refuseUnframedBody(c.req.header('transfer-encoding'));
     await next();
-    c.res.headers.set('request-id', requestId);
+    if (!carriesRequestId(c.res)) c.res.headers.set('request-id', requestId);
   });
 
   if (options.staticFiles) app.use(serveStaticFiles(options.staticFiles));

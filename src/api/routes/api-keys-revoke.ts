@@ -30,6 +30,6 @@ export function registerApiKeysRevoke(app: Hono<AppEnv>): void {
     const keyId = keyParam(c, 'apikey');
     if (!(await revokeApiKey(c.get('deps').db, keyId))) throw keyNotFound('apikey');
     c.get('credentials').forgetKey(keyId);
-    return noContent();
+    return noContent(c);
   });
 }

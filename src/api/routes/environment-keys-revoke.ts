@@ -27,6 +27,6 @@ export function registerEnvironmentKeysRevoke(app: Hono<AppEnv>): void {
     const keyId = keyParam(c, 'envkey');
     if (!(await revokeEnvironmentKey(c.get('deps').db, environmentId, keyId))) throw keyNotFound('envkey');
     c.get('credentials').forgetKey(keyId);
-    return noContent();
+    return noContent(c);
   });
 }

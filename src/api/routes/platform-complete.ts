@@ -32,6 +32,6 @@ export function registerPlatformComplete(app: Hono<AppEnv>): void {
     await authorize(c, PLATFORM);
     const body = parseWith(platformCompleteBody, await readJson(c));
     await workCalls(c).complete(heldItem(platformWorkId(c), body.lease));
-    return noContent();
+    return noContent(c);
   });
 }

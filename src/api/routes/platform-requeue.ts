@@ -33,6 +33,6 @@ export function registerPlatformRequeue(app: Hono<AppEnv>): void {
     await authorize(c, PLATFORM);
     const body = parseWith(platformRequeueBody, await readJson(c));
     await requeue(c.get('deps').db, heldItem(platformWorkId(c), body.lease));
-    return noContent();
+    return noContent(c);
   });
 }
