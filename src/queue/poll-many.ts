@@ -1,4 +1,5 @@
-import { sql } from 'drizzle-orm';
+import { type Placeholder, sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { interval } from '../db/time.js';
 import { newId } from '../ids.js';
@@ -6,6 +7,33 @@ import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { DEFAULT_RECLAIM_MS, finalizeAbandonedCte } from './poll.js';
 import { pickPollable, reservedFor, WORK_COLUMNS } from './sql.js';
 import type { Work } from './types.js';
+
+const p = sql.placeholder;
+
+/**
+ * The statement, rendered once (fixed-sql.ts) in two shapes: a single poll's LIMIT written in
+ * (as a parameter, a generic plan guesses a tenth of the table for it), a batch's bound.
+ */
+function pollStatement(limit: 1 | Placeholder) {
+  return fixedSql<'environmentId' | 'reservedBefore' | 'n' | 'fresh'>(
+    sql`WITH ${finalizeAbandonedCte(p('environmentId'))}, ${pickPollable(p('environmentId'), interval(p('reservedBefore')), limit)},
+      numbered AS (SELECT id, first, row_number() OVER () - 1 AS n FROM picked),
+      handed AS (
+        -- id = ANY(…): the picked rows through the primary key even on a generic plan, whose
+        -- guess for LIMIT $n would otherwise hash all of work_items.
+        UPDATE work_items w
+           SET id = CASE WHEN numbered.first THEN w.id ELSE ${p('fresh')}::jsonb ->> numbered.n::int END,
+               ${reservedFor(DEFAULT_RECLAIM_MS)}
+          FROM numbered
+         WHERE w.id = ANY (ARRAY(SELECT id FROM numbered)) AND w.id = numbered.id
+        RETURNING ${WORK_COLUMNS}, w.created_at AS created
+      )
+      -- UPDATE … RETURNING has no order of its own; hand the items out oldest first.
+      SELECT * FROM handed ORDER BY created`,
+  );
+}
+const POLL_ONE = pollStatement(1);
+const POLL_MANY = pollStatement(p('n'));
 
 /**
  * `n` polls of one environment with one reclaim window in one statement: hands out up to `n`
@@ -26,22 +54,10 @@ export function pollMany(
     async (span) => {
       // One fresh id per item that may be handed out again, numbered as the picked rows are.
       const fresh = JSON.stringify(Array.from({ length: n }, () => newId('work')));
+      const values = { environmentId, reservedBefore: DEFAULT_RECLAIM_MS - reclaimMs, n, fresh };
       const handed = await rows<Work & { created: unknown }>(
         db,
-        sql`WITH ${finalizeAbandonedCte(environmentId)}, ${pickPollable(environmentId, interval(DEFAULT_RECLAIM_MS - reclaimMs), n)},
-      numbered AS (SELECT id, first, row_number() OVER () - 1 AS n FROM picked),
-      handed AS (
-        -- id = ANY(…): the picked rows through the primary key even on a generic plan, whose
-        -- guess for LIMIT $n would otherwise hash all of work_items.
-        UPDATE work_items w
-           SET id = CASE WHEN numbered.first THEN w.id ELSE ${fresh}::jsonb ->> numbered.n::int END,
-               ${reservedFor(DEFAULT_RECLAIM_MS)}
-          FROM numbered
-         WHERE w.id = ANY (ARRAY(SELECT id FROM numbered)) AND w.id = numbered.id
-        RETURNING ${WORK_COLUMNS}, w.created_at AS created
-      )
-      -- UPDATE … RETURNING has no order of its own; hand the items out oldest first.
-      SELECT * FROM handed ORDER BY created`,
+        n === 1 ? POLL_ONE(values) : POLL_MANY(values),
       );
       span.setAttribute('work.handed_out', handed.length);
       return handed.map(({ created: _, ...work }) => {

@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type Placeholder, type SQL, sql } from 'drizzle-orm';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { interval } from '../db/time.js';
 import { newId } from '../ids.js';
@@ -88,7 +88,7 @@ export function poll(
  * The CTE `finalized`: up to FINALIZE_BATCH abandoned wind-downs of the environment settled
  * `stopped` (see `poll`). Shared by every statement that hands out poll-lane items.
  */
-export function finalizeAbandonedCte(environmentId: string): SQL {
+export function finalizeAbandonedCte(environmentId: string | Placeholder): SQL {
   return sql`finalized AS (
         UPDATE work_items
            SET state = 'stopped', stopped_at = now(), lease_expires_at = NULL, updated_at = now()

@@ -88,7 +88,14 @@ const ONE = sql.raw('1');
  * the statement's transaction ends; that happens only while some lease has lapsed, which is
  * rare.
  */
-function pickOldest(columns: SQL, picks: SQL, queued: SQL, lapsed: SQL, limit: number, pickLimit?: SQL): SQL {
+function pickOldest(
+  columns: SQL,
+  picks: SQL,
+  queued: SQL,
+  lapsed: SQL,
+  limit: number | Placeholder,
+  pickLimit?: SQL,
+): SQL {
   const count = limit === 1 ? ONE : sql`${limit}`;
   return sql`queued AS (
         SELECT ${columns} FROM work_items WHERE ${queued}
@@ -135,7 +142,11 @@ export function pickClaimable(kind: string | Placeholder, limit: number, also: S
  * reclaim window: see poll.ts), or starting/active with a lapsed lease. `first`: never
  * handed out before (no reservation, no lease).
  */
-export function pickPollable(environmentId: string, reservedBefore: SQL, limit = 1): SQL {
+export function pickPollable(
+  environmentId: string | Placeholder,
+  reservedBefore: SQL,
+  limit: number | Placeholder = 1,
+): SQL {
   return pickOldest(
     sql`id, created_at, lease_expires_at IS NULL AS first`,
     sql`id, first`,

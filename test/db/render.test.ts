@@ -106,6 +106,7 @@ describe('renderSql', () => {
         completeThenClaimMany(db, [held, { ...held, id: newId('work') }], 'web_exec', 30_000),
       ),
       await sentQuery((db) => pollMany(db, env, 5_000, 3)),
+      await sentQuery((db) => pollMany(db, env, 60_000, 1)),
       await sentQuery((db) => heartbeat(db, env, held.id, NO_HEARTBEAT, 30)),
       await sentQuery((db) =>
         wireWritesMany(db, [
