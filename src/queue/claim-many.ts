@@ -1,4 +1,5 @@
-import { sql } from 'drizzle-orm';
+import { type Placeholder, sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { claimedBatch, pickClaimable } from './sql.js';
@@ -6,6 +7,23 @@ import type { Item, WorkKind } from './types.js';
 
 /** The most items one batch claim may take: one statement's worth of row locks and rows. */
 export const CLAIM_MANY_MAX = 1000;
+
+const p = sql.placeholder;
+
+/**
+ * The statement, rendered once (fixed-sql.ts) in two shapes: a batch of one with its LIMIT
+ * written in (as a parameter, a generic plan guesses a tenth of the table for it), any other
+ * with it bound.
+ */
+function claimStatement(limit: 1 | Placeholder) {
+  return fixedSql<'kind' | 'n' | 'ttlMs'>(
+    sql`WITH ${pickClaimable(p('kind'), limit)}, ${claimedBatch(p('ttlMs'))}
+      SELECT id, "environmentId", "sessionId", kind, lease, claims, metadata, "traceContext", reclaimed
+        FROM claimed ORDER BY created_at`,
+  );
+}
+const CLAIM_ONE = claimStatement(1);
+const CLAIM_MANY = claimStatement(p('n'));
 
 /**
  * Leases up to `n` available items of `kind` on the claim lane in one statement, oldest
@@ -20,12 +38,8 @@ export function claimMany(db: SqlHandle, kind: WorkKind, n: number, ttlMs: numbe
     throw new RangeError(`claimMany takes 1 to ${CLAIM_MANY_MAX} items, not ${n}`);
   }
   return withSpan('queue.claim_many', { 'work.kind': kind, 'work.batch_size': n }, async (span) => {
-    const items = await rows<Item>(
-      db,
-      sql`WITH ${pickClaimable(kind, n)}, ${claimedBatch(ttlMs)}
-      SELECT id, "environmentId", "sessionId", kind, lease, claims, metadata, "traceContext", reclaimed
-        FROM claimed ORDER BY created_at`,
-    );
+    const values = { kind, n, ttlMs };
+    const items = await rows<Item>(db, n === 1 ? CLAIM_ONE(values) : CLAIM_MANY(values));
     span.setAttribute('work.claimed', items.length);
     for (const item of items) {
       recordHandOut(item.traceContext, {

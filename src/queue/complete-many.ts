@@ -1,4 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type Placeholder, type SQL, sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { instantParts } from '../db/instant.js';
 import { withSpan } from '../telemetry/tracing.js';
@@ -30,19 +31,24 @@ export function proofsOf(items: readonly Item[]): { proofs: Proof[]; unproven: s
 }
 
 /**
- * The completions of a batch as CTEs: `p` (the proofs), then `done (id)`, the items finished
- * under them, each fenced by its own proof exactly as `complete` fences one.
- *
- * The proofs travel as one JSON document so the statement is the same on every driver, sorted
- * by id so that every batch locks its rows in one order. `id = ANY(…)` keeps every plan on the
- * primary key: prepared, the statement may run on a generic plan made from statistics taken
- * when nothing was active, which otherwise scans work_items for active rows and re-reads the
- * proofs for each one.
+ * The proofs as the completions read them: one JSON document, so the statement is the same on
+ * every driver, sorted by id so that every batch locks its rows in one order.
  */
-export function completedCtes(proofs: readonly Proof[]): SQL {
-  const sorted = [...proofs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+export function proofsDoc(proofs: readonly Proof[]): string {
+  return JSON.stringify([...proofs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+}
+
+/**
+ * The completions of a batch as CTEs: `p` (the proofs, `proofsDoc`), then `done (id)`, the
+ * items finished under them, each fenced by its own proof exactly as `complete` fences one.
+ *
+ * `id = ANY(…)` keeps every plan on the primary key: prepared, the statement may run on a
+ * generic plan made from statistics taken when nothing was active, which otherwise scans
+ * work_items for active rows and re-reads the proofs for each one.
+ */
+export function completedCtes(doc: string | Placeholder): SQL {
   return sql`p AS MATERIALIZED (
-        SELECT * FROM jsonb_to_recordset(${JSON.stringify(sorted)}::jsonb) AS p(id text, local timestamp, off integer)
+        SELECT * FROM jsonb_to_recordset(${doc}::jsonb) AS p(id text, local timestamp, off integer)
       ), done AS (
         UPDATE work_items w
            SET state = 'stopped', lease_expires_at = NULL, updated_at = now(), stopped_at = now()
@@ -52,6 +58,11 @@ export function completedCtes(proofs: readonly Proof[]): SQL {
         RETURNING w.id
       )`;
 }
+
+/** The batch completion, rendered once (fixed-sql.ts): its one value is the proofs' document. */
+const COMPLETE_MANY = fixedSql<'proofs'>(
+  sql`WITH ${completedCtes(sql.placeholder('proofs'))} SELECT id FROM done`,
+);
 
 /**
  * Completes a batch of held items in one statement, each fenced by its own proof exactly as
@@ -64,7 +75,7 @@ export function completeMany(db: SqlHandle, items: readonly Item[]): Promise<Com
   return withSpan('queue.complete_many', { 'work.batch_size': items.length }, async (span) => {
     const { proofs, unproven: lost } = proofsOf(items);
     if (proofs.length === 0) return { completed: [], lost };
-    const done = await rows<{ id: string }>(db, sql`WITH ${completedCtes(proofs)} SELECT id FROM done`);
+    const done = await rows<{ id: string }>(db, COMPLETE_MANY({ proofs: proofsDoc(proofs) }));
     const finished = new Set(done.map((r) => r.id));
     for (const p of proofs) if (!finished.has(p.id)) lost.push(p.id);
     span.setAttributes({ 'work.completed': finished.size, 'work.lost': lost.length });

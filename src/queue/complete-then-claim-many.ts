@@ -1,7 +1,8 @@
-import { sql } from 'drizzle-orm';
+import { type Placeholder, sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
-import { completedCtes, proofsOf } from './complete-many.js';
+import { completedCtes, proofsDoc, proofsOf } from './complete-many.js';
 import { claimedBatch, pickClaimable } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
@@ -10,6 +11,32 @@ export interface StepsResult {
   completed: string[];
   next: Item[];
 }
+
+const p = sql.placeholder;
+
+/**
+ * The statement, rendered once (fixed-sql.ts) in two shapes: one holder's with its LIMIT
+ * written in (as a parameter, a generic plan guesses a tenth of the table for it), a batch's
+ * with it bound. Its values: the proofs' document, the kind, the batch's size, the lease.
+ */
+function stepsStatement(limit: 1 | Placeholder) {
+  return fixedSql<'proofs' | 'kind' | 'n' | 'ttlMs'>(
+    sql`WITH ${completedCtes(p('proofs'))}, settled AS (
+        SELECT count(*)::int AS n, coalesce(jsonb_agg(id), '[]'::jsonb) AS ids FROM done
+      ), ${pickClaimable(
+        p('kind'),
+        limit,
+        sql`AND id <> ALL (ARRAY(SELECT id FROM p)) AND (SELECT n FROM settled) > 0`,
+        sql`(SELECT n FROM settled)`,
+      )}, ${claimedBatch(p('ttlMs'))}
+      SELECT settled.ids AS completed, claimed.id, "environmentId", "sessionId", kind, lease, claims,
+             metadata, "traceContext", reclaimed
+        FROM settled LEFT JOIN claimed ON true
+       ORDER BY claimed.created_at`,
+  );
+}
+const STEP_ONE = stepsStatement(1);
+const STEP_MANY = stepsStatement(p('n'));
 
 /**
  * `completeThenClaim` for a batch of holders in one statement: completes each held item under
@@ -33,20 +60,10 @@ export function completeThenClaimMany(
     async (span) => {
       const { proofs } = proofsOf(held);
       if (proofs.length === 0) return { completed: [], next: [] };
+      const values = { proofs: proofsDoc(proofs), kind, n: proofs.length, ttlMs };
       const found = await rows<Item & { completed: string[]; id: string | null }>(
         db,
-        sql`WITH ${completedCtes(proofs)}, settled AS (
-        SELECT count(*)::int AS n, coalesce(jsonb_agg(id), '[]'::jsonb) AS ids FROM done
-      ), ${pickClaimable(
-        kind,
-        proofs.length,
-        sql`AND id <> ALL (ARRAY(SELECT id FROM p)) AND (SELECT n FROM settled) > 0`,
-        sql`(SELECT n FROM settled)`,
-      )}, ${claimedBatch(ttlMs)}
-      SELECT settled.ids AS completed, claimed.id, "environmentId", "sessionId", kind, lease, claims,
-             metadata, "traceContext", reclaimed
-        FROM settled LEFT JOIN claimed ON true
-       ORDER BY claimed.created_at`,
+        proofs.length === 1 ? STEP_ONE(values) : STEP_MANY(values),
       );
       const completed = found[0]?.completed ?? [];
       const next = found.filter((r) => r.id !== null).map(({ completed: _, ...item }) => item as Item);

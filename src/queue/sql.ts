@@ -124,7 +124,12 @@ function pickOldest(
  * `limit` rows, a bound the planner knows. Shared by every statement that hands out
  * claim-lane items, so they can never disagree on what may be taken or in which order.
  */
-export function pickClaimable(kind: string | Placeholder, limit: number, also: SQL = sql``, take?: SQL): SQL {
+export function pickClaimable(
+  kind: string | Placeholder,
+  limit: number | Placeholder,
+  also: SQL = sql``,
+  take?: SQL,
+): SQL {
   return pickOldest(
     sql`id, state, created_at`,
     sql`id, state`,
@@ -181,7 +186,7 @@ export function claimedFor(ttlMs: number | Placeholder): SQL {
  * primary key even on a generic plan, whose guess for a batch's LIMIT (a tenth of the table)
  * would otherwise hash all of work_items.
  */
-export function claimedBatch(ttlMs: number): SQL {
+export function claimedBatch(ttlMs: number | Placeholder): SQL {
   return sql`claimed AS (
         UPDATE work_items w
            SET ${claimedFor(ttlMs)}

@@ -6,7 +6,9 @@ import { renderSql } from '../../src/db/render.js';
 import { newId } from '../../src/ids.js';
 import {
   claim,
+  claimMany,
   completeAndClaim,
+  completeMany,
   completeThenClaimMany,
   enqueue,
   enqueueMany,
@@ -105,6 +107,10 @@ describe('renderSql', () => {
       await sentQuery((db) =>
         completeThenClaimMany(db, [held, { ...held, id: newId('work') }], 'web_exec', 30_000),
       ),
+      await sentQuery((db) => completeThenClaimMany(db, [held], 'model_turn', 5_000)),
+      await sentQuery((db) => claimMany(db, 'tool_exec', 1, 30_000)),
+      await sentQuery((db) => claimMany(db, 'web_exec', 7, 60_000)),
+      await sentQuery((db) => completeMany(db, [held, { ...held, id: newId('work') }])),
       await sentQuery((db) => pollMany(db, env, 5_000, 3)),
       await sentQuery((db) => pollMany(db, env, 60_000, 1)),
       await sentQuery((db) => heartbeat(db, env, held.id, NO_HEARTBEAT, 30)),
