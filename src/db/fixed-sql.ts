@@ -72,6 +72,19 @@ export function fixedSql<Name extends string>(
   };
 }
 
+/**
+ * A statement in two fixed shapes chosen by the call's `n`: `template(1)` for a single call
+ * (its LIMIT written in: as a parameter, a generic plan guesses a tenth of the table for it and
+ * hashes all of it to take one row) and `template(placeholder n)` for a batch, bound.
+ */
+export function fixedSqlByLimit<Name extends string>(
+  template: (limit: 1 | Placeholder) => SQL,
+): (values: Readonly<Record<Name | 'n', Bindable>>) => SQL {
+  const one = fixedSql<Name | 'n'>(template(1));
+  const many = fixedSql<Name | 'n'>(template(new Placeholder('n')));
+  return (values) => (values.n === 1 ? one(values) : many(values));
+}
+
 function slotOf(param: unknown): Slot {
   if (param instanceof Placeholder) return { name: param.name as string };
   if (!bindable(param))

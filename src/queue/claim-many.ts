@@ -1,5 +1,5 @@
-import { type Placeholder, sql } from 'drizzle-orm';
-import { fixedSql } from '../db/fixed-sql.js';
+import { sql } from 'drizzle-orm';
+import { fixedSqlByLimit } from '../db/fixed-sql.js';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { claimedBatch, pickClaimable } from './sql.js';
@@ -10,20 +10,13 @@ export const CLAIM_MANY_MAX = 1000;
 
 const p = sql.placeholder;
 
-/**
- * The statement, rendered once (fixed-sql.ts) in two shapes: a batch of one with its LIMIT
- * written in (as a parameter, a generic plan guesses a tenth of the table for it), any other
- * with it bound.
- */
-function claimStatement(limit: 1 | Placeholder) {
-  return fixedSql<'kind' | 'n' | 'ttlMs'>(
+/** The statement, rendered once for a batch of one and once for any other (fixed-sql.ts). */
+const CLAIM = fixedSqlByLimit<'kind' | 'ttlMs'>(
+  (limit) =>
     sql`WITH ${pickClaimable(p('kind'), limit)}, ${claimedBatch(p('ttlMs'))}
       SELECT id, "environmentId", "sessionId", kind, lease, claims, metadata, "traceContext", reclaimed
         FROM claimed ORDER BY created_at`,
-  );
-}
-const CLAIM_ONE = claimStatement(1);
-const CLAIM_MANY = claimStatement(p('n'));
+);
 
 /**
  * Leases up to `n` available items of `kind` on the claim lane in one statement, oldest
@@ -38,8 +31,7 @@ export function claimMany(db: SqlHandle, kind: WorkKind, n: number, ttlMs: numbe
     throw new RangeError(`claimMany takes 1 to ${CLAIM_MANY_MAX} items, not ${n}`);
   }
   return withSpan('queue.claim_many', { 'work.kind': kind, 'work.batch_size': n }, async (span) => {
-    const values = { kind, n, ttlMs };
-    const items = await rows<Item>(db, n === 1 ? CLAIM_ONE(values) : CLAIM_MANY(values));
+    const items = await rows<Item>(db, CLAIM({ kind, n, ttlMs }));
     span.setAttribute('work.claimed', items.length);
     for (const item of items) {
       recordHandOut(item.traceContext, {

@@ -1,5 +1,5 @@
-import { type Placeholder, sql } from 'drizzle-orm';
-import { fixedSql } from '../db/fixed-sql.js';
+import { sql } from 'drizzle-orm';
+import { fixedSqlByLimit } from '../db/fixed-sql.js';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { completedCtes, proofsDoc, proofsOf } from './complete-many.js';
@@ -15,12 +15,11 @@ export interface StepsResult {
 const p = sql.placeholder;
 
 /**
- * The statement, rendered once (fixed-sql.ts) in two shapes: one holder's with its LIMIT
- * written in (as a parameter, a generic plan guesses a tenth of the table for it), a batch's
- * with it bound. Its values: the proofs' document, the kind, the batch's size, the lease.
+ * The statement, rendered once for one holder and once for a batch (fixed-sql.ts). Its values:
+ * the proofs' document, the kind, the batch's size, the lease.
  */
-function stepsStatement(limit: 1 | Placeholder) {
-  return fixedSql<'proofs' | 'kind' | 'n' | 'ttlMs'>(
+const STEPS = fixedSqlByLimit<'proofs' | 'kind' | 'ttlMs'>(
+  (limit) =>
     sql`WITH ${completedCtes(p('proofs'))}, settled AS (
         SELECT count(*)::int AS n, coalesce(jsonb_agg(id), '[]'::jsonb) AS ids FROM done
       ), ${pickClaimable(
@@ -33,10 +32,7 @@ function stepsStatement(limit: 1 | Placeholder) {
              metadata, "traceContext", reclaimed
         FROM settled LEFT JOIN claimed ON true
        ORDER BY claimed.created_at`,
-  );
-}
-const STEP_ONE = stepsStatement(1);
-const STEP_MANY = stepsStatement(p('n'));
+);
 
 /**
  * `completeThenClaim` for a batch of holders in one statement: completes each held item under
@@ -60,10 +56,9 @@ export function completeThenClaimMany(
     async (span) => {
       const { proofs } = proofsOf(held);
       if (proofs.length === 0) return { completed: [], next: [] };
-      const values = { proofs: proofsDoc(proofs), kind, n: proofs.length, ttlMs };
       const found = await rows<Item & { completed: string[]; id: string | null }>(
         db,
-        proofs.length === 1 ? STEP_ONE(values) : STEP_MANY(values),
+        STEPS({ proofs: proofsDoc(proofs), kind, n: proofs.length, ttlMs }),
       );
       const completed = found[0]?.completed ?? [];
       const next = found.filter((r) => r.id !== null).map(({ completed: _, ...item }) => item as Item);

@@ -1,5 +1,5 @@
-import { type Placeholder, sql } from 'drizzle-orm';
-import { fixedSql } from '../db/fixed-sql.js';
+import { sql } from 'drizzle-orm';
+import { fixedSqlByLimit } from '../db/fixed-sql.js';
 import { rows, type SqlHandle } from '../db/handle.js';
 import { interval } from '../db/time.js';
 import { newId } from '../ids.js';
@@ -10,12 +10,9 @@ import type { Work } from './types.js';
 
 const p = sql.placeholder;
 
-/**
- * The statement, rendered once (fixed-sql.ts) in two shapes: a single poll's LIMIT written in
- * (as a parameter, a generic plan guesses a tenth of the table for it), a batch's bound.
- */
-function pollStatement(limit: 1 | Placeholder) {
-  return fixedSql<'environmentId' | 'reservedBefore' | 'n' | 'fresh'>(
+/** The statement, rendered once for a single poll and once for a batch (fixed-sql.ts). */
+const POLL = fixedSqlByLimit<'environmentId' | 'reservedBefore' | 'fresh'>(
+  (limit) =>
     sql`WITH ${finalizeAbandonedCte(p('environmentId'))}, ${pickPollable(p('environmentId'), interval(p('reservedBefore')), limit)},
       numbered AS (SELECT id, first, row_number() OVER () - 1 AS n FROM picked),
       handed AS (
@@ -30,10 +27,7 @@ function pollStatement(limit: 1 | Placeholder) {
       )
       -- UPDATE … RETURNING has no order of its own; hand the items out oldest first.
       SELECT * FROM handed ORDER BY created`,
-  );
-}
-const POLL_ONE = pollStatement(1);
-const POLL_MANY = pollStatement(p('n'));
+);
 
 /**
  * `n` polls of one environment with one reclaim window in one statement: hands out up to `n`
@@ -55,10 +49,7 @@ export function pollMany(
       // One fresh id per item that may be handed out again, numbered as the picked rows are.
       const fresh = JSON.stringify(Array.from({ length: n }, () => newId('work')));
       const values = { environmentId, reservedBefore: DEFAULT_RECLAIM_MS - reclaimMs, n, fresh };
-      const handed = await rows<Work & { created: unknown }>(
-        db,
-        n === 1 ? POLL_ONE(values) : POLL_MANY(values),
-      );
+      const handed = await rows<Work & { created: unknown }>(db, POLL(values));
       span.setAttribute('work.handed_out', handed.length);
       return handed.map(({ created: _, ...work }) => {
         recordHandOut(work.traceContext, {

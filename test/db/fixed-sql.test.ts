@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Bindable, fixedSql } from '../../src/db/fixed-sql.js';
+import { type Bindable, fixedSql, fixedSqlByLimit } from '../../src/db/fixed-sql.js';
 import { renderSql } from '../../src/db/render.js';
 
 const dialect = new PgDialect();
@@ -68,5 +68,25 @@ describe('fixedSql', () => {
   it('refuses a call whose value is missing or not a plain one, naming it', () => {
     expect(() => fixed({ a: 'x', b: 1 } as never)).toThrow(/"c"/);
     expect(() => fixed({ a: 'x', b: { no: 1 }, c: null } as never)).toThrow(/"b"/);
+  });
+});
+
+describe('fixedSqlByLimit', () => {
+  const template = (limit: unknown) => sql`SELECT id FROM t WHERE k = ${sql.placeholder('k')} LIMIT ${limit}`;
+  const byLimit = fixedSqlByLimit<'k'>((limit) => (limit === 1 ? template(sql.raw('1')) : template(limit)));
+
+  it('a single call gets the LIMIT written in, a batch gets it bound; both as the dialect renders them', () => {
+    expect(renderSql(byLimit({ k: 'x', n: 1 }))).toEqual({
+      sql: 'SELECT id FROM t WHERE k = $1 LIMIT 1',
+      params: ['x'],
+    });
+    expect(renderSql(byLimit({ k: 'y', n: 4 }))).toEqual({
+      sql: 'SELECT id FROM t WHERE k = $1 LIMIT $2',
+      params: ['y', 4],
+    });
+    for (const n of [1, 2, 1000]) {
+      const query = byLimit({ k: 'z', n });
+      expect(renderSql(query)).toEqual(textAndParams(dialect.sqlToQuery(query)));
+    }
   });
 });
