@@ -29,7 +29,9 @@ export const ENQUEUE_MANY_MAX = 1000;
  * All or nothing on binding: when any input names an unknown session or environment, or a
  * session bound elsewhere, nothing is inserted and it throws `UnknownSessionError` for the
  * first such input. Like `enqueue`, it runs on the handle it is given, so inside a
- * transaction its items commit (and wake pollers) with the caller's writes.
+ * transaction its items commit (and wake pollers) with the caller's writes; there the failure
+ * aborts the caller's transaction, which can no longer be asked which input came first, and
+ * the error names the one the database refused.
  *
  * Why a batch at all: a sequential caller pays one round trip and one commit per item; here
  * it pays one for up to `ENQUEUE_MANY_MAX` items.
@@ -46,16 +48,20 @@ export async function enqueueMany(db: SqlHandle, inputs: readonly EnqueueInput[]
   const { slots, slotOf, slotByKey } = toSlots(inputs, active);
   return withSpan('queue.enqueue_many', { 'work.count': inputs.length }, async (span) => {
     const resolved = await insertOrReuse(db, slots, slotByKey);
-    // The first input of a slot is the one that created it; its repeats found it live.
-    const seen = new Set<number>();
-    const results = slotOf.map((index) => {
-      const { created, work } = resolved[index]!;
-      const first = !seen.has(index);
-      seen.add(index);
-      return { created: created && first, work };
-    });
+    const results = slots.length === inputs.length ? resolved : withRepeats(resolved, slotOf);
     span.setAttributes({ 'work.created': results.filter((r) => r.created).length });
     return results;
+  });
+}
+
+/** One result per input when some inputs repeat a slot: the first created it, the repeats found it live. */
+function withRepeats(resolved: readonly EnqueueResult[], slotOf: readonly number[]): EnqueueResult[] {
+  const seen = new Set<number>();
+  return slotOf.map((index) => {
+    const { created, work } = resolved[index]!;
+    const first = !seen.has(index);
+    seen.add(index);
+    return { created: created && first, work };
   });
 }
 
@@ -107,25 +113,15 @@ async function insertOrReuse(
   slotByKey: ReadonlyMap<string, number>,
 ): Promise<EnqueueResult[]> {
   const resolved: EnqueueResult[] = new Array(slots.length);
-  // A created item is named by the id minted for its slot; a live one is found by its slot's key.
-  const byId = new Map(slots.map((slot) => [slot.id, slot]));
   let pending = slots;
   // As in `enqueue`: a live item committed by a concurrent transaction after the statement's
   // snapshot makes its insert do nothing and stays invisible to the same statement's read.
   // The next statement, on the slots still open, sees it — or inserts, if it just finished.
   for (let attempt = 0; attempt < 3 && pending.length > 0; attempt++) {
     const answered = await insertOrFindLive(db, pending);
-    const unbound = answered.find((row) => row.unbound !== null);
-    if (unbound) {
-      const slot = slots[unbound.unbound!]!;
-      throw new UnknownSessionError(slot.session_id, slot.environment_id);
-    }
     for (const row of answered) {
       if (row.created) {
-        for (const id of row.createdIds?.split(' ') ?? []) {
-          const slot = byId.get(id)!;
-          resolved[slot.slot] = { created: true, work: createdWork(newItem(slot), row.insertedAt!) };
-        }
+        markCreated(resolved, pending, row);
         continue;
       }
       const slot = slotByKey.get(slotKey(row.environmentId!, row.sessionId!, row.kind!));
@@ -140,6 +136,20 @@ async function insertOrReuse(
     );
   }
   return resolved;
+}
+
+/** Resolves the slots the insert created: all of `sent` when it created as many, else those it names. */
+function markCreated(resolved: EnqueueResult[], sent: readonly Slot[], summary: SlotRow): void {
+  const made = (slot: Slot) => {
+    resolved[slot.slot] = { created: true, work: createdWork(newItem(slot), summary.insertedAt!) };
+  };
+  if (summary.createdCount === sent.length) {
+    for (const slot of sent) made(slot);
+    return;
+  }
+  if (summary.createdIds === null) return;
+  const byId = new Map(sent.map((slot) => [slot.id, slot]));
+  for (const id of summary.createdIds.split(' ')) made(byId.get(id)!);
 }
 
 /** A slot's identity; NUL cannot occur in a Postgres text value, so it cannot blur two keys together. */
@@ -159,14 +169,14 @@ function newItem(slot: Slot): NewItem {
 }
 
 /**
- * The statement's answer, one of three shapes: a live item that covers a slot (`created`
- * false, the item's columns); exactly one summary of the insert (`created` true: the ids it
- * created, space-separated, NULL when none, and their `createdAt` as `insertedAt`; no item
- * columns); or, alone with the summary, the first slot whose session is not bound (`unbound`).
+ * The statement's answer, one of two shapes: a live item that covers a slot (`created` false,
+ * the item's columns), or exactly one summary of the insert (`created` true: how many items
+ * it created, their ids space-separated (NULL when none), and their `createdAt` as
+ * `insertedAt`; no item columns).
  */
 type SlotRow = Partial<SessionWork> & {
   created: boolean;
-  unbound: number | null;
+  createdCount: number | null;
   createdIds: string | null;
   insertedAt: Timestamp | null;
   notified?: unknown;
@@ -177,14 +187,18 @@ const INSERTED_AT = sql.raw(ts('now()'));
 
 async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]> {
   try {
-    // `unbound` checks every input before anything is written: one unbound input leaves the
-    // insert empty, so the batch fails whole even outside a transaction. Rows go in in key
-    // order, so two batches racing for the same slots wait on each other in one direction
-    // and never deadlock.
+    // Binding, all or nothing, without a check of its own: every row the insert writes is
+    // checked by the work item's foreign key at the end of the statement, and a slot the
+    // conflict kept out is bound exactly when its live item has the input's environment (a
+    // session is bound to one). A failure of either kind fails the whole statement, inserts
+    // included. A separate check of every input against `sessions` repeated the foreign
+    // key's own probe, and cost about a tenth of the statement.
+    // Rows go in in key order, so two batches racing for the same slots wait on each other
+    // in one direction and never deadlock.
     // The insert states every value `createdWork` assumes. It answers its new items in one
-    // row, by id: the client already holds the rest of each, and a row per item to parse
-    // cost more than the insert. Live items are looked up only when the insert left a slot
-    // open (a conflict, or a race the next statement settles), one index probe per slot.
+    // row: the client already holds the rest of each, and a row per item to parse cost more
+    // than the insert. Live items are looked up only when the insert left a slot open (a
+    // conflict, or a race the next statement settles), one index probe per slot.
     // The first branch names the columns of the UNION.
     return await rows<SlotRow>(
       db,
@@ -192,55 +206,70 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(slots)}::jsonb)
           AS i(slot int, id text, environment_id text, session_id text, kind text, metadata jsonb,
                trace_context jsonb)
-      ), unbound AS (
-        SELECT min(i.slot) AS slot FROM input i
-         WHERE NOT EXISTS (
-           SELECT 1 FROM sessions s WHERE s.id = i.session_id AND s.environment_id = i.environment_id)
       ), ins AS (
         INSERT INTO work_items (id, environment_id, session_id, kind, lane, state, data_type, claims,
                                 metadata, trace_context, created_at)
         SELECT i.id, i.environment_id, i.session_id, i.kind, ${laneOf(sql`i.kind`, sql`i.environment_id`)},
                'queued', 'session', 0, i.metadata, i.trace_context, now()
           FROM input i
-         WHERE (SELECT slot FROM unbound) IS NULL
          ORDER BY i.session_id, i.kind
         ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
         RETURNING id, environment_id, session_id, kind, lane
       )
-      SELECT false AS created, NULL::int AS unbound, NULL::text AS "createdIds", NULL::text AS "insertedAt",
-             NULL::bigint AS notified,
+      SELECT false AS created, NULL::int AS "createdCount", NULL::text AS "createdIds",
+             NULL::text AS "insertedAt", NULL::bigint AS notified,
              ${WORK_COLUMNS}
         FROM input i CROSS JOIN LATERAL (
                -- OFFSET 0 keeps this a per-slot index probe, never a scan of every live item.
                SELECT * FROM work_items l
                 WHERE l.session_id = i.session_id AND l.kind = i.kind AND l.state IN ${LIVE_STATES}
-                  AND l.environment_id = i.environment_id
                OFFSET 0) w
        WHERE (SELECT count(*) FROM ins) < (SELECT count(*) FROM input)
-         AND (SELECT slot FROM unbound) IS NULL
          AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.session_id = i.session_id AND ins.kind = i.kind)
+         -- CASE, not OR: it alone fixes the order, so only a live item of another environment raises.
+         AND CASE WHEN w.environment_id = i.environment_id THEN true
+                  ELSE leasehold_refuse_unbound(i.session_id, i.environment_id) END
       UNION ALL
-      SELECT true, NULL, string_agg(w.id, ' '), ${INSERTED_AT},
+      SELECT true, count(*)::int, string_agg(w.id, ' '), ${INSERTED_AT},
              count(CASE WHEN w.lane = 'poll' THEN ${NOTIFY_WORK} END),
              ${NO_WORK_COLUMNS}
-        FROM ins w
-      UNION ALL
-      SELECT false, u.slot, NULL, NULL, NULL, ${WORK_COLUMNS}
-        FROM unbound u LEFT JOIN work_items w ON false
-       WHERE u.slot IS NOT NULL`,
+        FROM ins w`,
     );
   } catch (err) {
-    // Only a session removed between the check and the insert gets here.
-    if (pgCode(err) === PG_FOREIGN_KEY_VIOLATION) {
-      const detail = pgDetail(err) ?? '';
-      const slot = slots.find((s) => detail.includes(`(${s.session_id}, ${s.environment_id})`)) ?? slots[0]!;
-      throw new UnknownSessionError(slot.session_id, slot.environment_id, { cause: err });
-    }
-    throw err;
+    if (pgCode(err) !== PG_FOREIGN_KEY_VIOLATION) throw err;
+    const slot = (await firstUnbound(db, slots)) ?? refusedSlot(slots, pgDetail(err)) ?? slots[0]!;
+    throw new UnknownSessionError(slot.session_id, slot.environment_id, { cause: err });
   }
 }
 
+/**
+ * The first slot, in input order, whose session is not bound to its environment; undefined
+ * when none is (any more), or when the caller's transaction, aborted by the failed insert,
+ * cannot ask: the error then names the input the database refused.
+ */
+async function firstUnbound(db: SqlHandle, slots: readonly Slot[]): Promise<Slot | undefined> {
+  const keys = slots.map(({ slot, session_id, environment_id }) => ({ slot, session_id, environment_id }));
+  try {
+    const [row] = await rows<{ slot: number | null }>(
+      db,
+      sql`SELECT min(i.slot) AS slot
+            FROM jsonb_to_recordset(${JSON.stringify(keys)}::jsonb) AS i(slot int, session_id text, environment_id text)
+           WHERE NOT EXISTS (
+             SELECT 1 FROM sessions s WHERE s.id = i.session_id AND s.environment_id = i.environment_id)`,
+    );
+    return row?.slot == null ? undefined : slots.find((s) => s.slot === row.slot);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The slot whose key a foreign key violation's DETAIL names, `Key (session_id, environment_id)=(…, …)`. */
+function refusedSlot(slots: readonly Slot[], detail: string | undefined): Slot | undefined {
+  if (detail === undefined) return undefined;
+  return slots.find((s) => detail.includes(`(${s.session_id}, ${s.environment_id})`));
+}
+
 function toWork(row: SlotRow): SessionWork {
-  const { created: _c, unbound: _u, createdIds: _i, insertedAt: _t, notified: _n, ...work } = row;
+  const { created: _c, createdCount: _k, createdIds: _i, insertedAt: _t, notified: _n, ...work } = row;
   return work as SessionWork;
 }

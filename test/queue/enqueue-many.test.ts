@@ -192,6 +192,31 @@ describe.each(['pg', 'pglite'] as const)('enqueueMany (%s)', (driver) => {
     expect(await countWork(t.db)).toBe(0);
   });
 
+  it('inside a transaction, an unbound input fails the batch and the transaction, named as the input the database refused', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const { environmentId: otherEnv, sessionId: otherSession } = await setupSession(t.db, 'cloud');
+    await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
+    const good: EnqueueInput = { environmentId: otherEnv, sessionId: otherSession, kind: 'web_exec' };
+    const bad: EnqueueInput[] = [
+      // Refused by the foreign key of the row it would insert.
+      { environmentId, sessionId: 'sesn_missing', kind: 'tool_exec' },
+      // Kept out by the live item of another environment, and refused for it.
+      { environmentId: otherEnv, sessionId, kind: 'model_turn' },
+    ];
+    for (const input of bad) {
+      const failure = t.db.transaction(async (tx) => {
+        await enqueue(tx, { ...good, kind: 'mcp_exec' });
+        await enqueueMany(tx, [good, input, good]);
+      });
+      await expect(failure).rejects.toThrow(UnknownSessionError);
+      await expect(failure).rejects.toMatchObject({
+        sessionId: input.sessionId,
+        environmentId: input.environmentId,
+      });
+    }
+    expect(await countWork(t.db)).toBe(1);
+  });
+
   it('projects string metadata, and a non-string value fails the batch before any statement', async () => {
     const { environmentId, sessionId } = await setupSession(t.db);
     const [result] = await enqueueMany(t.db, [
@@ -357,6 +382,25 @@ describe('enqueueMany on real PostgreSQL connections', () => {
     const plan = await genericPlan(t.pool!, statement);
     expect(plan).toMatch(/Index Scan using work_items_live_slot_key on work_items l/);
     expect(plan).not.toMatch(/(Seq|Bitmap Heap) Scan on work_items/);
+  });
+
+  it('checks binding through the foreign key alone: the statement that creates items reads no sessions', async () => {
+    const { environmentId } = await setupSession(t.db, 'cloud');
+    const sessions = Array.from({ length: 500 }, (_, i) => `sesn_bind${i}`);
+    await t.db.execute(
+      sql`INSERT INTO sessions (id, environment_id)
+          SELECT jsonb_array_elements_text(${JSON.stringify(sessions)}::jsonb), ${environmentId}`,
+    );
+    await t.db.execute(sql`ANALYZE sessions`);
+    const statement = await capture((db) =>
+      enqueueMany(
+        db,
+        sessions.map((sessionId) => ({ environmentId, sessionId, kind: 'model_turn' as const })),
+      ),
+    );
+    const plan = await genericPlan(t.pool!, statement);
+    expect(plan).toMatch(/Insert on work_items/);
+    expect(plan).not.toMatch(/\bsessions\b/);
   });
 
   it('wakes pollers at commit, once per environment, only for newly created poll-lane items', async () => {
