@@ -65,14 +65,19 @@ function withRepeats(resolved: readonly EnqueueResult[], slotOf: readonly number
   });
 }
 
-/** One distinct (environment, session, kind) of the batch, with the id it would be created under. */
+/**
+ * One distinct (environment, session, kind) of the batch, with the id it would be created
+ * under: exactly the fields the statement reads, since the batch is sent as their JSON. Its
+ * place in the batch stays on the client (an index into `slots`), and metadata is left out
+ * when empty: each field is text to write, send and parse per item (together about a tenth
+ * of the statement).
+ */
 interface Slot {
-  slot: number;
   id: string;
   environment_id: string;
   session_id: string;
   kind: WorkKind;
-  metadata: Record<string, string>;
+  metadata?: Record<string, string>;
   trace_context?: TraceContext;
 }
 
@@ -91,18 +96,17 @@ function toSlots(inputs: readonly EnqueueInput[], active: TraceContext | null) {
     const trace =
       input.kind === 'model_turn' ? null : input.traceContext === undefined ? active : input.traceContext;
     const slot: Slot = {
-      slot: slots.length,
       id: newId('work'),
       environment_id: input.environmentId,
       session_id: input.sessionId,
       kind: input.kind,
-      metadata,
     };
     // Left out rather than `null`: the statement must store SQL NULL, never a JSON null.
     if (trace !== null) slot.trace_context = trace;
-    byKey.set(key, slot.slot);
+    if (Object.keys(metadata).length > 0) slot.metadata = metadata;
+    byKey.set(key, slots.length);
     slots.push(slot);
-    return slot.slot;
+    return slots.length - 1;
   });
   return { slots, slotOf, slotByKey: byKey };
 }
@@ -113,24 +117,26 @@ async function insertOrReuse(
   slotByKey: ReadonlyMap<string, number>,
 ): Promise<EnqueueResult[]> {
   const resolved: EnqueueResult[] = new Array(slots.length);
-  let pending = slots;
+  // The slots still open, by their index in `slots` (so in input order).
+  let pending: readonly number[] = slots.map((_, index) => index);
   // As in `enqueue`: a live item committed by a concurrent transaction after the statement's
   // snapshot makes its insert do nothing and stays invisible to the same statement's read.
   // The next statement, on the slots still open, sees it — or inserts, if it just finished.
   for (let attempt = 0; attempt < 3 && pending.length > 0; attempt++) {
-    const answered = await insertOrFindLive(db, pending);
+    const sent = pending.length === slots.length ? slots : pending.map((index) => slots[index]!);
+    const answered = await insertOrFindLive(db, sent);
     for (const row of answered) {
       if (row.created) {
-        markCreated(resolved, pending, row);
+        markCreated(resolved, slots, pending, row);
         continue;
       }
       const slot = slotByKey.get(slotKey(row.environmentId!, row.sessionId!, row.kind!));
       if (slot !== undefined) resolved[slot] = { created: false, work: toWork(row) };
     }
-    pending = pending.filter((slot) => resolved[slot.slot] === undefined);
+    pending = pending.filter((index) => resolved[index] === undefined);
   }
   if (pending.length > 0) {
-    const first = pending[0]!;
+    const first = slots[pending[0]!]!;
     throw new Error(
       `enqueueMany ${first.session_id}/${first.kind}: the live slot kept changing under the insert`,
     );
@@ -138,17 +144,25 @@ async function insertOrReuse(
   return resolved;
 }
 
-/** Resolves the slots the insert created: all of `sent` when it created as many, else those it names. */
-function markCreated(resolved: EnqueueResult[], sent: readonly Slot[], summary: SlotRow): void {
-  const made = (slot: Slot) => {
-    resolved[slot.slot] = { created: true, work: createdWork(newItem(slot), summary.insertedAt!) };
+/**
+ * Resolves the slots the insert created: every one of `sent` (indexes into `slots`) when it
+ * created as many, else those whose ids it names.
+ */
+function markCreated(
+  resolved: EnqueueResult[],
+  slots: readonly Slot[],
+  sent: readonly number[],
+  summary: SlotRow,
+): void {
+  const made = (index: number) => {
+    resolved[index] = { created: true, work: createdWork(newItem(slots[index]!), summary.insertedAt!) };
   };
   if (summary.createdCount === sent.length) {
-    for (const slot of sent) made(slot);
+    for (const index of sent) made(index);
     return;
   }
   if (summary.createdIds === null) return;
-  const byId = new Map(sent.map((slot) => [slot.id, slot]));
+  const byId = new Map(sent.map((index) => [slots[index]!.id, index]));
   for (const id of summary.createdIds.split(' ')) made(byId.get(id)!);
 }
 
@@ -163,7 +177,7 @@ function newItem(slot: Slot): NewItem {
     environmentId: slot.environment_id,
     sessionId: slot.session_id,
     kind: slot.kind,
-    metadata: slot.metadata,
+    metadata: slot.metadata ?? {},
     traceContext: slot.trace_context ?? null,
   };
 }
@@ -204,13 +218,12 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
       db,
       sql`WITH input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(slots)}::jsonb)
-          AS i(slot int, id text, environment_id text, session_id text, kind text, metadata jsonb,
-               trace_context jsonb)
+          AS i(id text, environment_id text, session_id text, kind text, metadata jsonb, trace_context jsonb)
       ), ins AS (
         INSERT INTO work_items (id, environment_id, session_id, kind, lane, state, data_type, claims,
                                 metadata, trace_context, created_at)
         SELECT i.id, i.environment_id, i.session_id, i.kind, ${laneOf(sql`i.kind`, sql`i.environment_id`)},
-               'queued', 'session', 0, i.metadata, i.trace_context, now()
+               'queued', 'session', 0, coalesce(i.metadata, '{}'), i.trace_context, now()
           FROM input i
          ORDER BY i.session_id, i.kind
         ON CONFLICT (session_id, kind) WHERE state IN ${LIVE_STATES} DO NOTHING
@@ -248,7 +261,7 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
  * cannot ask: the error then names the input the database refused.
  */
 async function firstUnbound(db: SqlHandle, slots: readonly Slot[]): Promise<Slot | undefined> {
-  const keys = slots.map(({ slot, session_id, environment_id }) => ({ slot, session_id, environment_id }));
+  const keys = slots.map(({ session_id, environment_id }, slot) => ({ slot, session_id, environment_id }));
   try {
     const [row] = await rows<{ slot: number | null }>(
       db,
@@ -257,7 +270,7 @@ async function firstUnbound(db: SqlHandle, slots: readonly Slot[]): Promise<Slot
            WHERE NOT EXISTS (
              SELECT 1 FROM sessions s WHERE s.id = i.session_id AND s.environment_id = i.environment_id)`,
     );
-    return row?.slot == null ? undefined : slots.find((s) => s.slot === row.slot);
+    return row?.slot == null ? undefined : slots[row.slot];
   } catch {
     return undefined;
   }
