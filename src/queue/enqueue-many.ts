@@ -201,12 +201,14 @@ const INSERTED_AT = sql.raw(ts('now()'));
 
 async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]> {
   try {
-    // Binding, all or nothing, without a check of its own: every row the insert writes is
+    // Binding, all or nothing, without a check of every input: each row the insert writes is
     // checked by the work item's foreign key at the end of the statement, and a slot the
     // conflict kept out is bound exactly when its live item has the input's environment (a
-    // session is bound to one). A failure of either kind fails the whole statement, inserts
-    // included. A separate check of every input against `sessions` repeated the foreign
-    // key's own probe, and cost about a tenth of the statement.
+    // session is bound to one). Only a slot whose live item this statement cannot see (a
+    // racing transaction committed it after the statement began) is looked up in `sessions`.
+    // Any failure fails the whole statement, inserts included; the next attempt's statement
+    // would be too late, since this one's inserts commit with it. A check of every input
+    // against `sessions` repeated the foreign key's own probe: about a tenth of the statement.
     // Rows go in in key order, so two batches racing for the same slots wait on each other
     // in one direction and never deadlock.
     // The insert states every value `createdWork` assumes. It answers its new items in one
@@ -232,15 +234,19 @@ async function insertOrFindLive(db: SqlHandle, slots: Slot[]): Promise<SlotRow[]
       SELECT false AS created, NULL::int AS "createdCount", NULL::text AS "createdIds",
              NULL::text AS "insertedAt", NULL::bigint AS notified,
              ${WORK_COLUMNS}
-        FROM input i CROSS JOIN LATERAL (
+        FROM input i LEFT JOIN LATERAL (
                -- OFFSET 0 keeps this a per-slot index probe, never a scan of every live item.
                SELECT * FROM work_items l
                 WHERE l.session_id = i.session_id AND l.kind = i.kind AND l.state IN ${LIVE_STATES}
-               OFFSET 0) w
+               OFFSET 0) w ON true
        WHERE (SELECT count(*) FROM ins) < (SELECT count(*) FROM input)
          AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.session_id = i.session_id AND ins.kind = i.kind)
-         -- CASE, not OR: it alone fixes the order, so only a live item of another environment raises.
-         AND CASE WHEN w.environment_id = i.environment_id THEN true
+         -- CASE, not OR: it alone fixes the order of the tests, so only an unbound input raises.
+         -- A slot left open but bound gives no row; the next statement sees its live item.
+         AND CASE WHEN w.id IS NOT NULL AND w.environment_id = i.environment_id THEN true
+                  WHEN w.id IS NULL AND EXISTS (
+                    SELECT 1 FROM sessions s WHERE s.id = i.session_id AND s.environment_id = i.environment_id)
+                  THEN false
                   ELSE leasehold_refuse_unbound(i.session_id, i.environment_id) END
       UNION ALL
       SELECT true, count(*)::int, string_agg(w.id, ' '), ${INSERTED_AT},

@@ -364,6 +364,39 @@ describe('enqueueMany on real PostgreSQL connections', () => {
     expect(await countWork(t.db)).toBe(inputs.length);
   });
 
+  it('an input bound elsewhere whose slot a racing transaction fills is refused, and nothing of the batch stays', async () => {
+    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
+    const { environmentId: otherEnv, sessionId: otherSession } = await setupSession(t.db, 'cloud');
+    const racer = await t.pool!.connect();
+    try {
+      // The racing live item of `sessionId`, not yet committed when the batch's statement begins.
+      await racer.query('BEGIN');
+      await racer.query(
+        `INSERT INTO work_items (id, environment_id, session_id, kind, lane) VALUES ($1, $2, $3, 'model_turn', 'claim')`,
+        ['work_racer', environmentId, sessionId],
+      );
+      const batch = enqueueMany(t.db, [
+        { environmentId: otherEnv, sessionId: otherSession, kind: 'web_exec' },
+        // Bound to `environmentId`, not `otherEnv`: its insert waits for the racer, then conflicts
+        // with an item the statement, begun earlier, cannot see.
+        { environmentId: otherEnv, sessionId, kind: 'model_turn' },
+      ]);
+      let settled = false;
+      batch.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      // Either the statement waits for the racer, or it failed without inserting at all.
+      await untilSomeoneWaitsForALock(t.db, () => settled);
+      await racer.query('COMMIT');
+      await expect(batch).rejects.toMatchObject({ sessionId, environmentId: otherEnv });
+      await expect(batch).rejects.toThrow(UnknownSessionError);
+    } finally {
+      racer.release();
+    }
+    expect(await countWork(t.db)).toBe(1);
+  });
+
   it('looks live items up slot by slot under a generic plan, never through every live item', async () => {
     const { environmentId } = await setupSession(t.db, 'cloud');
     const sessions = Array.from({ length: 500 }, (_, i) => `sesn_plan${i}`);
@@ -384,7 +417,7 @@ describe('enqueueMany on real PostgreSQL connections', () => {
     expect(plan).not.toMatch(/(Seq|Bitmap Heap) Scan on work_items/);
   });
 
-  it('checks binding through the foreign key alone: the statement that creates items reads no sessions', async () => {
+  it('checks the binding of new items once, by their foreign key: one probe of sessions per item, no more', async () => {
     const { environmentId } = await setupSession(t.db, 'cloud');
     const sessions = Array.from({ length: 500 }, (_, i) => `sesn_bind${i}`);
     await t.db.execute(
@@ -392,15 +425,25 @@ describe('enqueueMany on real PostgreSQL connections', () => {
           SELECT jsonb_array_elements_text(${JSON.stringify(sessions)}::jsonb), ${environmentId}`,
     );
     await t.db.execute(sql`ANALYZE sessions`);
-    const statement = await capture((db) =>
-      enqueueMany(
-        db,
+    // This transaction's own scans of the table and its indexes (the foreign key's probes included).
+    const scans = async (tx: SqlHandle) => {
+      const [row] = await rows<{ n: number }>(
+        tx,
+        sql`SELECT (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::int AS n
+              FROM pg_stat_xact_user_tables WHERE relname = 'sessions'`,
+      );
+      return row!.n;
+    };
+    const probes = await t.db.transaction(async (tx) => {
+      const before = await scans(tx);
+      const results = await enqueueMany(
+        tx,
         sessions.map((sessionId) => ({ environmentId, sessionId, kind: 'model_turn' as const })),
-      ),
-    );
-    const plan = await genericPlan(t.pool!, statement);
-    expect(plan).toMatch(/Insert on work_items/);
-    expect(plan).not.toMatch(/\bsessions\b/);
+      );
+      expect(results.every((r) => r.created)).toBe(true);
+      return (await scans(tx)) - before;
+    });
+    expect(probes).toBe(sessions.length);
   });
 
   it('wakes pollers at commit, once per environment, only for newly created poll-lane items', async () => {
@@ -439,3 +482,17 @@ describe('enqueueMany on real PostgreSQL connections', () => {
     }
   });
 });
+
+/** Resolves once a backend of this database waits for a lock (the racing statement is parked), or `done()`. */
+async function untilSomeoneWaitsForALock(db: SqlHandle, done: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !done(); i++) {
+    const [row] = await rows<{ n: number }>(
+      db,
+      sql`SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+    );
+    if (row && row.n > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  if (!done()) throw new Error('no backend ever waited for a lock');
+}
