@@ -69,8 +69,7 @@ function withRepeats(resolved: readonly EnqueueResult[], slotOf: readonly number
  * One distinct (environment, session, kind) of the batch, with the id it would be created
  * under: exactly the fields the statement reads, since the batch is sent as their JSON. Its
  * place in the batch stays on the client (an index into `slots`), and metadata is left out
- * when empty: each field is text to write, send and parse per item (together about a tenth
- * of the statement).
+ * when empty: each field is text to write, send and parse per item.
  */
 interface Slot {
   id: string;
