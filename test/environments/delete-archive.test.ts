@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { issueEnvironmentKey } from '../../src/auth/credentials.js';
-import { maybeRow, type SqlHandle } from '../../src/db/handle.js';
+import { maybeRow } from '../../src/db/handle.js';
 import { archiveEnvironment, deleteEnvironment, getEnvironment } from '../../src/environments/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { createEnvironment, insertWork, setupSession } from '../helpers/factories.js';
+import { untilSomeoneWaitsForALock } from '../helpers/locks.js';
 
 const UNKNOWN = 'env_0000000000000000000000zz';
 
@@ -67,17 +68,3 @@ describe('deleteEnvironment racing a new session (pg)', () => {
     expect(await getEnvironment(t.db, id)).not.toBeNull();
   });
 });
-
-/** Resolves once a backend of this database waits for a lock (the racing statement is parked). */
-async function untilSomeoneWaitsForALock(db: SqlHandle): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    const row = await maybeRow<{ n: number }>(
-      db,
-      sql`SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-    );
-    if (row && row.n > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('no backend ever waited for a lock');
-}

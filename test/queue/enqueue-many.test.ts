@@ -14,6 +14,7 @@ import {
 import { useTestDb } from '../helpers/db.js';
 import { countWork, createSession, readStoredWork, readWork, setupSession } from '../helpers/factories.js';
 import { listenToWork } from '../helpers/listen.js';
+import { untilSomeoneWaitsForALock } from '../helpers/locks.js';
 import { registerContextManager, TEST_SPAN, underSpan } from '../helpers/otel-context.js';
 import { capture, genericPlan } from '../helpers/plans.js';
 
@@ -482,17 +483,3 @@ describe('enqueueMany on real PostgreSQL connections', () => {
     }
   });
 });
-
-/** Resolves once a backend of this database waits for a lock (the racing statement is parked), or `done()`. */
-async function untilSomeoneWaitsForALock(db: SqlHandle, done: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !done(); i++) {
-    const [row] = await rows<{ n: number }>(
-      db,
-      sql`SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-    );
-    if (row && row.n > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  if (!done()) throw new Error('no backend ever waited for a lock');
-}
