@@ -155,20 +155,37 @@ describe.each(['pg', 'pglite'] as const)('enqueueMany (%s)', (driver) => {
     expect(await lanes(t.db, ids)).toEqual(['poll', 'claim', 'claim', 'claim', 'claim', 'claim']);
   });
 
-  it('rejects the whole batch for an unknown session, an unknown environment or a session bound elsewhere', async () => {
+  it.each([
+    [
+      'rejects the whole batch for an unknown session, an unknown environment or a session bound elsewhere',
+      false,
+    ],
+    [
+      'inside a transaction, an unbound input fails the batch and the transaction, named as the input the database refused',
+      true,
+    ],
+  ] as const)('%s', async (_, inTransaction) => {
     const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
     const { environmentId: otherEnv, sessionId: otherSession } = await setupSession(t.db, 'cloud');
     // The live item makes the foreign-session input a conflict rather than a failed insert.
     await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
     const good: EnqueueInput = { environmentId: otherEnv, sessionId: otherSession, kind: 'web_exec' };
     const bad: EnqueueInput[] = [
+      // Refused by the foreign key of the row each would insert.
       { environmentId, sessionId: 'sesn_missing', kind: 'tool_exec' },
       { environmentId: 'env_missing', sessionId, kind: 'tool_exec' },
       { environmentId: otherEnv, sessionId, kind: 'tool_exec' },
+      // Kept out by the live item of another environment, and refused for it.
       { environmentId: otherEnv, sessionId, kind: 'model_turn' },
     ];
     for (const input of bad) {
-      const failure = enqueueMany(t.db, [good, input, good]);
+      const batch = [good, input, good];
+      const failure = inTransaction
+        ? t.db.transaction(async (tx) => {
+            await enqueue(tx, { ...good, kind: 'mcp_exec' });
+            await enqueueMany(tx, batch);
+          })
+        : enqueueMany(t.db, batch);
       await expect(failure).rejects.toThrow(UnknownSessionError);
       await expect(failure).rejects.toMatchObject({
         sessionId: input.sessionId,
@@ -191,31 +208,6 @@ describe.each(['pg', 'pglite'] as const)('enqueueMany (%s)', (driver) => {
       sessionId: 'sesn_aa_missing',
     });
     expect(await countWork(t.db)).toBe(0);
-  });
-
-  it('inside a transaction, an unbound input fails the batch and the transaction, named as the input the database refused', async () => {
-    const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
-    const { environmentId: otherEnv, sessionId: otherSession } = await setupSession(t.db, 'cloud');
-    await enqueue(t.db, { environmentId, sessionId, kind: 'model_turn' });
-    const good: EnqueueInput = { environmentId: otherEnv, sessionId: otherSession, kind: 'web_exec' };
-    const bad: EnqueueInput[] = [
-      // Refused by the foreign key of the row it would insert.
-      { environmentId, sessionId: 'sesn_missing', kind: 'tool_exec' },
-      // Kept out by the live item of another environment, and refused for it.
-      { environmentId: otherEnv, sessionId, kind: 'model_turn' },
-    ];
-    for (const input of bad) {
-      const failure = t.db.transaction(async (tx) => {
-        await enqueue(tx, { ...good, kind: 'mcp_exec' });
-        await enqueueMany(tx, [good, input, good]);
-      });
-      await expect(failure).rejects.toThrow(UnknownSessionError);
-      await expect(failure).rejects.toMatchObject({
-        sessionId: input.sessionId,
-        environmentId: input.environmentId,
-      });
-    }
-    expect(await countWork(t.db)).toBe(1);
   });
 
   it('projects string metadata, and a non-string value fails the batch before any statement', async () => {
