@@ -80,6 +80,18 @@ const RESUME_BOUND_MS = 60_000;
 let cluster: NatsCluster;
 let admin: NatsConnection;
 let serverVersion: string;
+/** The stream leader step-downs asked for because the stream stalled, each with the view before it. */
+const stepDowns: string[] = [];
+
+/** Waits for the stream to settle at `replicas` others, after `after`; see untilStreamSettled. */
+const settle = (after: string, replicas = 2) =>
+  untilStreamSettled(admin, { replicas, after, onStepDown: (view) => stepDowns.push(view) });
+
+/** For a test's record: the step-downs asked for since `from` (stepDowns.length at its start), if any. */
+const stepDownsSince = (from: number) =>
+  stepDowns.length > from
+    ? `; the stream stalled ${stepDowns.length - from}× and its leader was asked to step down (views: ${stepDowns.slice(from).join(' | ')})`
+    : '';
 
 beforeAll(async () => {
   cluster = await startNatsCluster();
@@ -96,7 +108,7 @@ async function recreateStream(replicas: number): Promise<void> {
   const jsm = await jetstreamManager(admin);
   await jsm.streams.delete(JOURNAL_STREAM).catch(() => {});
   await jsm.streams.add(journalStreamConfig({ replicas }));
-  if (replicas > 1) await untilStreamSettled(admin, { replicas: replicas - 1 });
+  if (replicas > 1) await settle(`${JOURNAL_STREAM} created at ${replicas} replicas`, replicas - 1);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -118,6 +130,7 @@ async function settled<T>(op: () => Promise<T>): Promise<T> {
 
 describe('the fence on a 3-node nats-server cluster', () => {
   it('two writers holding the same expected sequence at once: 1 replica refuses one; 3 replicas on nats-server < 2.9.21 store both, and check() reports the broken chain', async (ctx) => {
+    const stepDownsBefore = stepDowns.length;
     const nc = await cluster.connect();
     const js = jetstream(nc);
     const outcomes: Record<number, { both: number; one: number; flagged: number; claimFirst: number }> = {};
@@ -171,11 +184,12 @@ describe('the fence on a 3-node nats-server cluster', () => {
         `1 replica: ${outcomes[1]!.both}/${RACES} both stored, the other refused by the fence; ` +
         `3 replicas: ${outcomes[3]!.both}/${RACES} both stored (${outcomes[3]!.claimFirst} with the holder's write after ` +
         `the successor's claim, ${outcomes[3]!.both - outcomes[3]!.claimFirst} with the claim blind to the holder's write), ` +
-        `check() reported a chain violation in ${outcomes[3]!.flagged} of them`,
+        `check() reported a chain violation in ${outcomes[3]!.flagged} of them${stepDownsSince(stepDownsBefore)}`,
     });
   });
 
   it('one writer before a stream-leader change, one after, holding the same expected sequence: the new leader refuses the stale one', async (ctx) => {
+    const stepDownsBefore = stepDowns.length;
     await recreateStream(3);
     const nc = await cluster.connect();
     const js = jetstream(nc);
@@ -183,7 +197,7 @@ describe('the fence on a 3-node nats-server cluster', () => {
     /** The successor's publishes while no leader answered: each typed, each timed. */
     const waits: Array<{ error: unknown; ms: number }> = [];
     for (let i = 0; i < LEADER_CHANGES; i++) {
-      const leader = await untilStreamSettled(admin, { replicas: 2 });
+      const leader = await settle(i === 0 ? 'the stream created' : `leader change ${i}`);
       const run = `change${i}`;
       const holder = await Journal.open(js, taskOf(run), { restartLimit: Number.POSITIVE_INFINITY });
       const held = holder.seq();
@@ -213,7 +227,7 @@ describe('the fence on a 3-node nats-server cluster', () => {
       }
       const answeredMs = performance.now() - killedAt;
       await cluster.node(leader).start();
-      const next = await untilStreamSettled(admin, { replicas: 2 });
+      const next = await settle(`${leader} SIGKILLed and started again`);
       trials.push({ killed: leader, leader: next, answeredMs, refused });
       // Reading makes a consumer, which waits for a metadata leader too (the killed node may have been it).
       const records = await settled(() => read(js, run, STEP));
@@ -232,7 +246,8 @@ describe('the fence on a 3-node nats-server cluster', () => {
         `${trials.filter((t) => t.refused).length}/${trials.length} stale claims refused (10071) by the new leader; ` +
         `first answer ${(Math.min(...trials.map((t) => t.answeredMs)) / 1000).toFixed(1)}–${(slowest / 1000).toFixed(1)} s after the kill; ` +
         `meanwhile ${waits.length} publishes failed, all JournalUnavailableError (${noLeader.length} "no leader took the write", ` +
-        `${waits.length - noLeader.length} unanswered), slowest ${(Math.max(0, ...waits.map((w) => w.ms)) / 1000).toFixed(1)} s`,
+        `${waits.length - noLeader.length} unanswered), slowest ${(Math.max(0, ...waits.map((w) => w.ms)) / 1000).toFixed(1)} s` +
+        stepDownsSince(stepDownsBefore),
     });
   });
 
@@ -301,6 +316,7 @@ interface Fault {
 
 describe('journal appends on a 3-replica stream while the cluster loses nodes', () => {
   it('the stream leader SIGKILLed, then a node stopped: appends go on, no acknowledged append is lost, failures are typed and bounded, check() holds', async (ctx) => {
+    const stepDownsBefore = stepDowns.length;
     await recreateStream(3);
     const connections = await Promise.all(Array.from({ length: WRITERS }, () => cluster.connect()));
     /** Per writer, every append the server acknowledged: its sequence and its payload number. */
@@ -409,7 +425,7 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
       await untilAllWrite(started);
       for (let round = 0; round < ROUNDS; round++) {
         // (a) The stream leader dies without a word.
-        const leader = await untilStreamSettled(admin, { replicas: 2 });
+        const leader = await settle(round === 0 ? 'the writers started' : `round ${round}`);
         await cluster.node(leader).kill('SIGKILL');
         // From its exit on, only a new leader can acknowledge.
         let at = performance.now();
@@ -418,7 +434,7 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
         await cluster.node(leader).start();
         // (b) A node is stopped (SIGTERM: it shuts down in order), one that is not the leader
         // now, while the writers' connections to it fail over to the others.
-        const now = await untilStreamSettled(admin, { replicas: 2 });
+        const now = await settle(`${leader} SIGKILLed and started again`);
         const follower = cluster.nodes.find((x) => x.name !== now)!;
         await follower.kill('SIGTERM');
         at = performance.now();
@@ -427,7 +443,7 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
         await sleep(1_000);
         faults.push({ kind: 'node stop', node: follower.name, at, resumedMs: resumedB });
         await follower.start();
-        await untilStreamSettled(admin, { replicas: 2 });
+        await settle(`${follower.name} stopped and started again`);
       }
       await sleep(500);
     }
@@ -500,7 +516,7 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
         (resentTwice > 0
           ? ` but for ${resentTwice} resends a new stream leader stored a second time (the fence before 2.11.0)`
           : '') +
-        `; ${(totalMs / 1000).toFixed(1)} s`,
+        `${stepDownsSince(stepDownsBefore)}; ${(totalMs / 1000).toFixed(1)} s`,
     });
   }, 600_000);
 });
