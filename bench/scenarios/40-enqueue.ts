@@ -11,12 +11,13 @@
  *   session but none of what an enqueue adds (the live-slot arbitration, the binding check,
  *   the returned item). No enqueue into this table can cost less; a ratio against an anchor
  *   that the floor itself does not reach is beyond what this table allows.
- * - statement, in enqueue_one: the very statement `enqueue` sends for each item (taken from
- *   the code through a recording handle before the round is timed, not retyped), sent as a
- *   named prepared statement on a bare `pg.Client`: the enqueue's guarantees (the live slot,
- *   the answer row) with none of its JavaScript. Against the floor it prices those guarantees
- *   in the database; Leasehold against it prices the Node side (the pool, building, rendering
- *   and naming the statement, the span, the answer).
+ * - statement, in both: the very statement `enqueue` sends for each item, or `enqueueMany` for
+ *   each call of 1,000 (taken from the code through a recording handle before the round is
+ *   timed, not retyped), sent as a named prepared statement on a bare `pg.Client`: the
+ *   enqueue's guarantees (the live slot, the binding, all or nothing, the answer) with none of
+ *   its JavaScript. Against the floor it prices those guarantees in the database; Leasehold
+ *   against it prices the Node side (the pool, building, rendering and naming the statement,
+ *   the span, the answer).
  *
  * Every subject has one pooled connection, opened in setup and warmed up there. Before each
  * measurement its tables are emptied (TRUNCATE) and, for Leasehold, the sessions the items
@@ -164,7 +165,8 @@ function batched(ctx: BenchContext, sizes: Sizes): Scenario {
     description:
       `items enqueued in calls of ${batch.toLocaleString('en-US')} by one sequential client ` +
       `(${n.toLocaleString('en-US')} per round and subject): leasehold enqueueMany vs a bare INSERT … SELECT of ` +
-      'the same rows (floor) vs graphile addJobs vs pg-boss insert',
+      'the same rows (floor) vs the statement enqueueMany sends, by hand on a bare client (statement) vs ' +
+      'graphile addJobs vs pg-boss insert',
     // Rounds of under a second: with three in a fixed order, Leasehold (always first) once
     // spent 22-23 µs of PostgreSQL CPU an item in two rounds against 18 in the third and in
     // the runs before, which decided the median. Five, their order alternating.
@@ -174,6 +176,7 @@ function batched(ctx: BenchContext, sizes: Sizes): Scenario {
       s = await openSubjects(ctx.databaseUrl);
       await s.leaseholdMany(await s.seed(batch), batch);
       await s.floorMany(await s.seed(batch), batch);
+      await s.statementMany(await enqueueManyStatements(await s.seed(batch), batch), batch);
       await s.graphile.addInBatches(batch, batch, payload);
       await s.pgboss.insertInBatches(batch, batch, payload);
     },
@@ -192,6 +195,13 @@ function batched(ctx: BenchContext, sizes: Sizes): Scenario {
         const inputs = await s!.seed(n);
         const metrics = await s!.withCpu(n, () => s!.floorMany(inputs, batch));
         expectRows('floor', await s!.leaseholdCount(), n);
+        return metrics;
+      },
+      statement: async () => {
+        // Taken before the CPU readings start: only sending them is measured.
+        const sent = await enqueueManyStatements(await s!.seed(n), batch);
+        const metrics = await s!.withCpu(n, () => s!.statementMany(sent, n));
+        expectRows('statement', await s!.leaseholdCount(), n);
         return metrics;
       },
       graphile: async () => {
@@ -227,6 +237,25 @@ function batched(ctx: BenchContext, sizes: Sizes): Scenario {
         denominator: 'graphile',
         metric: 'items_per_s',
       },
+      // enqueueMany's own statement by hand: the limit with its guarantees, and what they cost.
+      {
+        name: 'enqueue_batch_statement_vs_graphile',
+        numerator: 'statement',
+        denominator: 'graphile',
+        metric: 'items_per_s',
+      },
+      {
+        name: 'enqueue_batch_statement_vs_floor',
+        numerator: 'statement',
+        denominator: 'floor',
+        metric: 'items_per_s',
+      },
+      {
+        name: 'enqueue_batch_vs_statement',
+        numerator: 'leasehold',
+        denominator: 'statement',
+        metric: 'items_per_s',
+      },
       {
         name: 'enqueue_batch_vs_pgboss',
         numerator: 'leasehold',
@@ -252,6 +281,8 @@ interface Subjects {
   floorMany(inputs: EnqueueInput[], batch: number): Promise<Metrics>;
   /** `enqueue`'s own statements (`enqueueStatements`), sent by hand one at a time (see the module doc). */
   statementOne(sent: RenderedQuery[]): Promise<Metrics>;
+  /** `enqueueMany`'s own statements, one per call (`enqueueManyStatements`), for `items` items. */
+  statementMany(sent: RenderedQuery[], items: number): Promise<Metrics>;
   leaseholdCount(): Promise<number>;
   /** `run`'s metrics plus the database's and this process's CPU per item over it (µs). */
   withCpu(items: number, run: () => Promise<Metrics>): Promise<Metrics>;
@@ -307,6 +338,11 @@ async function openSubjects(databaseUrl: string): Promise<Subjects> {
         timedEach(sent.length, async (i) => {
           const { sql: text, params: values } = sent[i]!;
           await statement.query({ name: 'enqueue_statement', text, values });
+        }),
+      statementMany: (sent, items) =>
+        timedAll(items, async () => {
+          for (const { sql: text, params: values } of sent)
+            await statement.query({ name: 'enqueue_many_statement', text, values });
         }),
       floorMany: (inputs, batch) =>
         timedAll(inputs.length, async () => {
@@ -375,6 +411,25 @@ async function enqueueStatements(inputs: EnqueueInput[]): Promise<RenderedQuery[
     statements.push(
       await captureStatement((h) => enqueue(h, input), { createdAt: '2000-01-01T00:00:00.000000Z' }),
     );
+  }
+  return statements;
+}
+
+/**
+ * The statement `enqueueMany` sends for each call of `batch` inputs (each item with its own
+ * minted id), taken from the code: answered as a batch that created every item, it sends one.
+ */
+async function enqueueManyStatements(inputs: EnqueueInput[], batch: number): Promise<RenderedQuery[]> {
+  const statements: RenderedQuery[] = [];
+  for (let from = 0; from < inputs.length; from += batch) {
+    const call = inputs.slice(from, from + batch);
+    const summary = {
+      created: true,
+      createdCount: call.length,
+      createdIds: null,
+      insertedAt: '2000-01-01T00:00:00.000000Z',
+    };
+    statements.push(await captureStatement((h) => enqueueMany(h, call), summary));
   }
   return statements;
 }
