@@ -1,7 +1,8 @@
 /**
  * HTTP fuzzing (docs/guarantees.md): for every route the OpenAPI registry documents, fast-check
- * sends valid requests drawn from the route's own schemas and mutated ones (≥ 30 %), first in
- * process and then over loopback HTTP to the real Node server. Every answer is below 500, a
+ * sends valid requests drawn from the route's own schemas and mutated ones (45 % drawn, at
+ * least 30 % per route at full scale; see leastMutatedShare), first in process and then over
+ * loopback HTTP to the real Node server. Every answer is below 500, a
  * documented status, an error in the documented envelope or a success in its schema, with no
  * stack, path, SQL or secret in it; no refused request writes a row.
  *
@@ -21,7 +22,7 @@ import { useNatsServer } from '../helpers/nats.js';
 import { startServer } from '../helpers/server.js';
 import { problemsWith } from './fuzz/answer-check.js';
 import { installWriteAudit, lastWrite, writesSince } from './fuzz/db-audit.js';
-import { fuzzRoute, newTally, statusLine, type Tally } from './fuzz/fuzz-run.js';
+import { fuzzRoute, MUTATED_SHARE, newTally, statusLine, type Tally } from './fuzz/fuzz-run.js';
 import { inProcess, malformed, overHttp, sendRaw } from './fuzz/loopback.js';
 import { toWire } from './fuzz/request.js';
 import { answeringRoute, routeModels, validRequest } from './fuzz/routes.js';
@@ -32,6 +33,17 @@ const SEED = Number(process.env.LEASEHOLD_FUZZ_SEED ?? randomInt(2 ** 31));
 const IN_PROCESS_RUNS = atScale(120, 10_000);
 const LOOPBACK_RUNS = atScale(40, 1_000);
 const ROUTES = routeModels();
+
+/**
+ * The least share of one route's requests that must be mutated: 30 %, or for a sample too small
+ * to promise that (the fast scale's 120), five standard deviations below the share drawn, which
+ * a working generator misses about once in three million routes. A flat 30 % of 120 failed a CI
+ * run (35 of 120, on one of 45 routes: about one run in eighty).
+ */
+function leastMutatedShare(requests: number): number {
+  const sd = Math.sqrt((MUTATED_SHARE * (1 - MUTATED_SHARE)) / requests);
+  return Math.min(0.3, MUTATED_SHARE - 5 * sd);
+}
 /** The Node server's housekeeping timer (functions/node.ts): writes then are not a request's. */
 
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -75,7 +87,7 @@ describe('HTTP fuzzing: generated and mutated requests on every documented route
 
         expect(logged, 'unhandled errors logged').toEqual([]);
         expect(tally.requests).toBe(IN_PROCESS_RUNS);
-        expect(tally.mutated / tally.requests).toBeGreaterThanOrEqual(0.3);
+        expect(tally.mutated / tally.requests).toBeGreaterThanOrEqual(leastMutatedShare(tally.requests));
         recordFault(ctx, {
           load: `${fmt(tally.requests)} requests in process, seed ${SEED + i}`,
           faults: `generated (schema-valid, live ids) + mutated (${pct(tally)}): ${[...tally.classes.keys()].sort().join(', ')}`,

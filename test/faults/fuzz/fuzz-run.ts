@@ -56,7 +56,10 @@ export function newTally(): Tally {
 
 const bump = <K>(m: Map<K, number>, k: K) => m.set(k, (m.get(k) ?? 0) + 1);
 
-/** Valid requests, and mutated ones (1–3 mutators each) about `mutatedShare` of the time. */
+/** The share of a route's requests drawn mutated (the rest are valid). */
+export const MUTATED_SHARE = 0.45;
+
+/** Valid requests, and mutated ones (1–3 mutators each) about `MUTATED_SHARE` of the time. */
 export function requestsFor(
   route: RouteModel,
   extra: fc.Arbitrary<Mutation>[] = [],
@@ -68,7 +71,8 @@ export function requestsFor(
     .map(([req, ms]) =>
       ms.reduce((r, m) => ({ ...m.apply(r, route), mutations: [...r.mutations, m.cls] }), req),
     );
-  return fc.oneof({ weight: 55, arbitrary: valid }, { weight: 45, arbitrary: mutated });
+  const percent = Math.round(MUTATED_SHARE * 100);
+  return fc.oneof({ weight: 100 - percent, arbitrary: valid }, { weight: percent, arbitrary: mutated });
 }
 
 function describe(req: FuzzRequest, wire: WireRequest): string {
