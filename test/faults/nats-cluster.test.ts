@@ -25,7 +25,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { type JetStreamClient, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { check } from '../../src/journal/check.js';
 import { FencedError, JournalError, JournalUnavailableError } from '../../src/journal/errors.js';
 import { Journal } from '../../src/journal/journal.js';
@@ -80,17 +80,17 @@ const RESUME_BOUND_MS = 60_000;
 let cluster: NatsCluster;
 let admin: NatsConnection;
 let serverVersion: string;
-/** The stream leader step-downs asked for because the stream stalled, each with the view before it. */
+/** This test's stream leader step-downs, asked for because the stream stalled: the view before each. */
 const stepDowns: string[] = [];
 
 /** Waits for the stream to settle at `replicas` others, after `after`; see untilStreamSettled. */
 const settle = (after: string, replicas = 2) =>
   untilStreamSettled(admin, { replicas, after, onStepDown: (view) => stepDowns.push(view) });
 
-/** For a test's record: the step-downs asked for since `from` (stepDowns.length at its start), if any. */
-const stepDownsSince = (from: number) =>
-  stepDowns.length > from
-    ? `; the stream stalled ${stepDowns.length - from}× and its leader was asked to step down (views: ${stepDowns.slice(from).join(' | ')})`
+/** For a test's record: its step-downs, if any. */
+const stepDownNote = () =>
+  stepDowns.length > 0
+    ? `; the stream stalled ${stepDowns.length}× and its leader was asked to step down (views: ${stepDowns.join(' | ')})`
     : '';
 
 beforeAll(async () => {
@@ -101,6 +101,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop();
+});
+
+beforeEach(() => {
+  stepDowns.length = 0;
 });
 
 /** AGENT_JOURNAL afresh at `replicas`, made by hand: provisioning refuses 3 here (see the last test). */
@@ -130,7 +134,6 @@ async function settled<T>(op: () => Promise<T>): Promise<T> {
 
 describe('the fence on a 3-node nats-server cluster', () => {
   it('two writers holding the same expected sequence at once: 1 replica refuses one; 3 replicas on nats-server < 2.9.21 store both, and check() reports the broken chain', async (ctx) => {
-    const stepDownsBefore = stepDowns.length;
     const nc = await cluster.connect();
     const js = jetstream(nc);
     const outcomes: Record<number, { both: number; one: number; flagged: number; claimFirst: number }> = {};
@@ -184,12 +187,11 @@ describe('the fence on a 3-node nats-server cluster', () => {
         `1 replica: ${outcomes[1]!.both}/${RACES} both stored, the other refused by the fence; ` +
         `3 replicas: ${outcomes[3]!.both}/${RACES} both stored (${outcomes[3]!.claimFirst} with the holder's write after ` +
         `the successor's claim, ${outcomes[3]!.both - outcomes[3]!.claimFirst} with the claim blind to the holder's write), ` +
-        `check() reported a chain violation in ${outcomes[3]!.flagged} of them${stepDownsSince(stepDownsBefore)}`,
+        `check() reported a chain violation in ${outcomes[3]!.flagged} of them${stepDownNote()}`,
     });
   });
 
   it('one writer before a stream-leader change, one after, holding the same expected sequence: the new leader refuses the stale one', async (ctx) => {
-    const stepDownsBefore = stepDowns.length;
     await recreateStream(3);
     const nc = await cluster.connect();
     const js = jetstream(nc);
@@ -247,7 +249,7 @@ describe('the fence on a 3-node nats-server cluster', () => {
         `first answer ${(Math.min(...trials.map((t) => t.answeredMs)) / 1000).toFixed(1)}–${(slowest / 1000).toFixed(1)} s after the kill; ` +
         `meanwhile ${waits.length} publishes failed, all JournalUnavailableError (${noLeader.length} "no leader took the write", ` +
         `${waits.length - noLeader.length} unanswered), slowest ${(Math.max(0, ...waits.map((w) => w.ms)) / 1000).toFixed(1)} s` +
-        stepDownsSince(stepDownsBefore),
+        stepDownNote(),
     });
   });
 
@@ -316,7 +318,6 @@ interface Fault {
 
 describe('journal appends on a 3-replica stream while the cluster loses nodes', () => {
   it('the stream leader SIGKILLed, then a node stopped: appends go on, no acknowledged append is lost, failures are typed and bounded, check() holds', async (ctx) => {
-    const stepDownsBefore = stepDowns.length;
     await recreateStream(3);
     const connections = await Promise.all(Array.from({ length: WRITERS }, () => cluster.connect()));
     /** Per writer, every append the server acknowledged: its sequence and its payload number. */
@@ -516,7 +517,7 @@ describe('journal appends on a 3-replica stream while the cluster loses nodes', 
         (resentTwice > 0
           ? ` but for ${resentTwice} resends a new stream leader stored a second time (the fence before 2.11.0)`
           : '') +
-        `${stepDownsSince(stepDownsBefore)}; ${(totalMs / 1000).toFixed(1)} s`,
+        `${stepDownNote()}; ${(totalMs / 1000).toFixed(1)} s`,
     });
   }, 600_000);
 });

@@ -52,8 +52,6 @@ export interface SettleOptions {
   /** A leader other than this one. */
   notLeader?: string;
   timeoutMs?: number;
-  /** How long the stream may stay unsettled before a step-down is asked for (STALL_MS). */
-  stallMs?: number;
   /** Called on each leader step-down asked for because the stream stalled (see below). */
   onStepDown?: (view: string) => void;
 }
@@ -74,8 +72,7 @@ export async function untilStreamSettled(nc: NatsConnection, opts: SettleOptions
   // the soak's load ran beside it.
   const started = performance.now();
   const deadline = started + (opts.timeoutMs ?? 120_000);
-  const stallMs = opts.stallMs ?? STALL_MS;
-  let nextStepDown = started + stallMs;
+  let nextStepDown = started + STALL_MS;
   let last = 'no answer yet';
   for (;;) {
     try {
@@ -95,7 +92,7 @@ export async function untilStreamSettled(nc: NatsConnection, opts: SettleOptions
       );
     }
     if (now > nextStepDown) {
-      nextStepDown = now + stallMs;
+      nextStepDown = now + STALL_MS;
       opts.onStepDown?.(last);
       // Answered by the stream leader only; one that does not answer leaves the wait to go on.
       await nc
