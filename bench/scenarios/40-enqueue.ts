@@ -320,8 +320,8 @@ async function openSubjects(databaseUrl: string): Promise<Subjects> {
         }),
       leaseholdMany: (inputs, batch) =>
         timedAll(inputs.length, async () => {
-          for (let from = 0; from < inputs.length; from += batch) {
-            const results = await enqueueMany(leasehold.db, inputs.slice(from, from + batch));
+          for (const call of calls(inputs, batch)) {
+            const results = await enqueueMany(leasehold.db, call);
             if (!results.every((r) => r.created)) throw new Error('enqueueMany did not create every item');
           }
         }),
@@ -346,8 +346,8 @@ async function openSubjects(databaseUrl: string): Promise<Subjects> {
         }),
       floorMany: (inputs, batch) =>
         timedAll(inputs.length, async () => {
-          for (let from = 0; from < inputs.length; from += batch) {
-            const rows = inputs.slice(from, from + batch).map((input) => ({
+          for (const call of calls(inputs, batch)) {
+            const rows = call.map((input) => ({
               id: newId('work'),
               environment_id: input.environmentId,
               session_id: input.sessionId,
@@ -421,8 +421,7 @@ async function enqueueStatements(inputs: EnqueueInput[]): Promise<RenderedQuery[
  */
 async function enqueueManyStatements(inputs: EnqueueInput[], batch: number): Promise<RenderedQuery[]> {
   const statements: RenderedQuery[] = [];
-  for (let from = 0; from < inputs.length; from += batch) {
-    const call = inputs.slice(from, from + batch);
+  for (const call of calls(inputs, batch)) {
     const summary = {
       created: true,
       createdCount: call.length,
@@ -432,6 +431,13 @@ async function enqueueManyStatements(inputs: EnqueueInput[], batch: number): Pro
     statements.push(await captureStatement((h) => enqueueMany(h, call), summary));
   }
   return statements;
+}
+
+/** `inputs` cut into calls of `batch` (the last may be shorter), in order. */
+function calls<T>(inputs: readonly T[], batch: number): T[][] {
+  return Array.from({ length: Math.ceil(inputs.length / batch) }, (_, i) =>
+    inputs.slice(i * batch, (i + 1) * batch),
+  );
 }
 
 /** `n` calls of `op`, one after another: throughput and the per-call latency. */
