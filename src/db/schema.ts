@@ -9,6 +9,7 @@
  */
 import { sql } from 'drizzle-orm';
 import {
+  type AnyPgColumn,
   boolean,
   check,
   doublePrecision,
@@ -38,6 +39,10 @@ import { WORK_DATA_TYPES, WORK_KINDS, WORK_LANES, WORK_STATES } from './work-enu
 export const workKindValues = pgEnum('work_kind', WORK_KINDS);
 export const workStateValues = pgEnum('work_state', WORK_STATES);
 export const workLaneValues = pgEnum('work_lane', WORK_LANES);
+
+/** `column` checked by a cast to the value type `values` (named once, by the type). */
+const castCheck = (name: string, column: AnyPgColumn, values: { enumName: string }) =>
+  check(name, sql`(${column})::${sql.raw(values.enumName)} IS NOT NULL`);
 
 const stamp = (name: string) => timestamp(name, { withTimezone: true, mode: 'string' });
 
@@ -153,7 +158,7 @@ export const sessions = pgTable(
     index('sessions_archived_idx').on(t.archivedAt).where(sql`${t.archivedAt} IS NOT NULL`),
     // And of emptied platform-lane sessions: the longest emptied first.
     index('sessions_emptied_idx').on(t.emptiedAt).where(sql`${t.emptiedAt} IS NOT NULL`),
-    check('sessions_status_check', sql`(${t.status})::session_status IS NOT NULL`),
+    castCheck('sessions_status_check', t.status, sessionStatusValues),
   ],
 );
 
@@ -267,10 +272,9 @@ export const workItems = pgTable(
     healthcheckEnvironmentId: text('healthcheck_environment_id'),
   },
   (t) => [
-    // Casts to the value types above (see there).
-    check('work_items_kind_check', sql`(${t.kind})::work_kind IS NOT NULL`),
-    check('work_items_state_check', sql`(${t.state})::work_state IS NOT NULL`),
-    check('work_items_lane_check', sql`(${t.lane})::work_lane IS NOT NULL`),
+    castCheck('work_items_kind_check', t.kind, workKindValues),
+    castCheck('work_items_state_check', t.state, workStateValues),
+    castCheck('work_items_lane_check', t.lane, workLaneValues),
     // A session's item has a session and nothing of a healthcheck; a healthcheck has its own
     // id, its environment again, no session, and is a tool_exec item of the poll lane (it
     // probes the workers that poll).

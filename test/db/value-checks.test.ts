@@ -6,16 +6,12 @@ import { SESSION_STATUSES } from '../../src/db/schema.js';
 import { WORK_KINDS, WORK_LANES, WORK_STATES } from '../../src/db/work-enums.js';
 import { type Driver, useTestDb } from '../helpers/db.js';
 
-/** What a statement failed with: its SQLSTATE and message, or null when it succeeded. */
-async function failure(run: () => Promise<unknown>): Promise<{ code?: string; message: string } | null> {
-  try {
-    await run();
-    return null;
-  } catch (err) {
-    const cause = (err as { cause?: Error }).cause ?? (err as Error);
-    return { code: pgCode(err), message: cause.message };
-  }
-}
+/** What a statement failed with (its SQLSTATE and the database's message), or null when it succeeded. */
+const failure = (attempt: Promise<unknown>) =>
+  attempt.then(
+    () => null,
+    (err: Error & { cause?: Error }) => ({ code: pgCode(err), message: (err.cause ?? err).message }),
+  );
 
 describe.each<Driver>(['pg', 'pglite'])('the value checks of the hot tables (%s)', (driver) => {
   const t = useTestDb(driver);
@@ -36,10 +32,10 @@ describe.each<Driver>(['pg', 'pglite'])('the value checks of the hot tables (%s)
     // Every listed value goes in: each state with a kind of its own (a live state holds its
     // session's slot for that kind), each kind, each lane.
     for (const [i, state] of WORK_STATES.entries()) {
-      expect(await failure(() => rows(t.db, item(`s${i}`, WORK_KINDS[i]!, state, 'claim')))).toBeNull();
+      expect(await failure(rows(t.db, item(`s${i}`, WORK_KINDS[i]!, state, 'claim')))).toBeNull();
     }
     for (const [i, kind] of WORK_KINDS.entries()) {
-      expect(await failure(() => rows(t.db, item(`k${i}`, kind, 'stopped', 'poll')))).toBeNull();
+      expect(await failure(rows(t.db, item(`k${i}`, kind, 'stopped', 'poll')))).toBeNull();
     }
     expect(await rows(t.db, sql`SELECT count(*)::int AS n FROM work_items`)).toEqual([{ n: 10 }]);
 
@@ -52,12 +48,12 @@ describe.each<Driver>(['pg', 'pglite'])('the value checks of the hot tables (%s)
       { row: item('bad5', 'web_exec', 'queued ', 'claim'), type: 'work_state', value: 'queued ' },
     ];
     for (const { row, type, value } of refused) {
-      const failed = await failure(() => rows(t.db, row));
+      const failed = await failure(rows(t.db, row));
       expect(failed?.code).toBe('22P02');
       expect(failed?.message).toBe(`invalid input value for enum ${type}: "${value}"`);
     }
     // An UPDATE is checked too.
-    const update = await failure(() => rows(t.db, sql`UPDATE work_items SET state = 'done' WHERE id = 's0'`));
+    const update = await failure(rows(t.db, sql`UPDATE work_items SET state = 'done' WHERE id = 's0'`));
     expect(update?.message).toBe('invalid input value for enum work_state: "done"');
     expect(await rows(t.db, sql`SELECT id FROM work_items WHERE id LIKE 'bad%' OR state = 'done'`)).toEqual(
       [],
@@ -68,12 +64,10 @@ describe.each<Driver>(['pg', 'pglite'])('the value checks of the hot tables (%s)
     await seed();
     for (const status of SESSION_STATUSES) {
       expect(
-        await failure(() => rows(t.db, sql`UPDATE sessions SET status = ${status} WHERE id = 'sess_v'`)),
+        await failure(rows(t.db, sql`UPDATE sessions SET status = ${status} WHERE id = 'sess_v'`)),
       ).toBeNull();
     }
-    const failed = await failure(() =>
-      rows(t.db, sql`UPDATE sessions SET status = 'paused' WHERE id = 'sess_v'`),
-    );
+    const failed = await failure(rows(t.db, sql`UPDATE sessions SET status = 'paused' WHERE id = 'sess_v'`));
     expect(failed?.message).toBe('invalid input value for enum session_status: "paused"');
     expect(await rows(t.db, sql`SELECT status FROM sessions`)).toEqual([{ status: 'terminated' }]);
   });
