@@ -18,6 +18,11 @@
  *   its JavaScript. Against the floor it prices those guarantees in the database; Leasehold
  *   against it prices the Node side (the pool, building, rendering and naming the statement,
  *   the span, the answer).
+ * - pooled, in enqueue_one: the same captured statements sent through Leasehold's own
+ *   connection and driver (`db.execute`, so its pool, its preparing client and its type
+ *   parsers) with none of `enqueue`'s own JavaScript. It splits the Node side in two: against
+ *   `statement` it prices the pool and the driver, which any pooled client pays; Leasehold
+ *   against it prices `enqueue` itself (the span, the item built from the answer, the ids).
  *
  * Every subject has one pooled connection, opened in setup and warmed up there. Before each
  * measurement its tables are emptied (TRUNCATE) and, for Leasehold, the sessions the items
@@ -32,6 +37,7 @@
  */
 import pg from 'pg';
 import { connectPg, type PgConnection } from '../../src/db/drivers/node-pg.js';
+import { RenderedSql } from '../../src/db/fixed-sql.js';
 import type { RenderedQuery } from '../../src/db/render.js';
 import { newId } from '../../src/ids.js';
 import { type EnqueueInput, enqueue, enqueueMany } from '../../src/queue/index.js';
@@ -59,7 +65,8 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
     description:
       `items enqueued one call at a time by one sequential client (${sizes.one.toLocaleString('en-US')} per ` +
       'round and subject, each awaited): leasehold enqueue (model_turn, cloud) vs a bare INSERT of the same row ' +
-      '(floor) vs the statement enqueue sends, by hand on a bare client (statement) vs graphile addJob vs pg-boss send',
+      "(floor) vs the statement enqueue sends, by hand on a bare client (statement) and through Leasehold's own " +
+      'pool and driver (pooled) vs graphile addJob vs pg-boss send',
     // pg-boss is context with no goal, as in the claim scenarios: the first round's is the figure.
     once: ['pgboss'],
     // Rounds of a sequential client move with the machine's other tenants (graphile's rate
@@ -73,6 +80,7 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
       await s.leaseholdOne(await s.seed(sizes.warmup));
       await s.floorOne(await s.seed(sizes.warmup));
       await s.statementOne(await enqueueStatements(await s.seed(sizes.warmup)));
+      await s.pooledOne(await enqueueStatements(await s.seed(sizes.warmup)));
       await s.graphile.addOneByOne(sizes.warmup, payload);
       await s.pgboss.sendOneByOne(sizes.warmup, payload);
     },
@@ -98,6 +106,12 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
         const sent = await enqueueStatements(await s!.seed(sizes.one));
         const metrics = await s!.withCpu(sizes.one, () => s!.statementOne(sent));
         expectRows('statement', await s!.leaseholdCount(), sizes.one);
+        return metrics;
+      },
+      pooled: async () => {
+        const sent = await enqueueStatements(await s!.seed(sizes.one));
+        const metrics = await s!.withCpu(sizes.one, () => s!.pooledOne(sent));
+        expectRows('pooled', await s!.leaseholdCount(), sizes.one);
         return metrics;
       },
       graphile: async () => {
@@ -150,6 +164,20 @@ function oneByOne(ctx: BenchContext, sizes: Sizes): Scenario {
         name: 'enqueue_one_vs_statement',
         numerator: 'leasehold',
         denominator: 'statement',
+        metric: 'items_per_s',
+      },
+      // The Node side split in two: the pool and driver, then enqueue's own JavaScript.
+      {
+        name: 'enqueue_one_pooled_vs_statement',
+        numerator: 'pooled',
+        denominator: 'statement',
+        metric: 'items_per_s',
+      },
+      { name: 'enqueue_one_vs_pooled', numerator: 'leasehold', denominator: 'pooled', metric: 'items_per_s' },
+      {
+        name: 'enqueue_one_pooled_vs_graphile',
+        numerator: 'pooled',
+        denominator: 'graphile',
         metric: 'items_per_s',
       },
       { name: 'enqueue_one_vs_pgboss', numerator: 'leasehold', denominator: 'pgboss', metric: 'items_per_s' },
@@ -281,6 +309,8 @@ interface Subjects {
   floorMany(inputs: EnqueueInput[], batch: number): Promise<Metrics>;
   /** `enqueue`'s own statements (`enqueueStatements`), sent by hand one at a time (see the module doc). */
   statementOne(sent: RenderedQuery[]): Promise<Metrics>;
+  /** The same statements through Leasehold's connection and driver (`db.execute`), one at a time. */
+  pooledOne(sent: RenderedQuery[]): Promise<Metrics>;
   /** `enqueueMany`'s own statements, one per call (`enqueueManyStatements`), for `items` items. */
   statementMany(sent: RenderedQuery[], items: number): Promise<Metrics>;
   leaseholdCount(): Promise<number>;
@@ -338,6 +368,11 @@ async function openSubjects(databaseUrl: string): Promise<Subjects> {
         timedEach(sent.length, async (i) => {
           const { sql: text, params: values } = sent[i]!;
           await statement.query({ name: 'enqueue_statement', text, values });
+        }),
+      pooledOne: (sent) =>
+        timedEach(sent.length, async (i) => {
+          // A query that carries its rendering: the driver sends it as it sends enqueue's own.
+          await leasehold.db.execute(new RenderedSql([], sent[i]!));
         }),
       statementMany: (sent, items) =>
         timedAll(items, async () => {
