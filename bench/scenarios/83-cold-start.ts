@@ -23,8 +23,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Log, LogLevel, Miniflare } from 'miniflare';
-import { unstable_getMiniflareWorkerOptions } from 'wrangler';
-import { buildWorker, ROOT } from '../../test/helpers/workers.js';
+import { buildWorker, wranglerSettings } from '../../test/helpers/workers.js';
 import type { BenchContext, Metrics, Scenario } from '../lib/harness.js';
 
 const FULL = { samples: 4 };
@@ -73,10 +72,10 @@ export function scenarios(ctx: BenchContext): Scenario[] {
           buildWorker('wrangler.toml', path.join(dir, 'api')),
           buildWorker('wrangler.brain.toml', path.join(dir, 'brain')),
         ]);
-        scripts.empty = { file: emptyFile, ...compat('wrangler.toml') };
-        scripts.api_worker = { file: api, ...compat('wrangler.toml') };
-        scripts.brain_worker = { file: brain, ...compat('wrangler.brain.toml') };
-        if (BEFORE) scripts.api_worker_before = { file: BEFORE, ...compat('wrangler.toml') };
+        scripts.empty = { file: emptyFile, ...(await compat('wrangler.toml')) };
+        scripts.api_worker = { file: api, ...(await compat('wrangler.toml')) };
+        scripts.brain_worker = { file: brain, ...(await compat('wrangler.brain.toml')) };
+        if (BEFORE) scripts.api_worker_before = { file: BEFORE, ...(await compat('wrangler.toml')) };
       },
       teardown: async () => {
         if (dir) await rm(dir, { recursive: true, force: true });
@@ -123,10 +122,8 @@ export function scenarios(ctx: BenchContext): Scenario[] {
 }
 
 /** A wrangler config's compatibility settings, as the deployed Worker gets them. */
-function compat(config: string): Pick<Script, 'compatibilityDate' | 'compatibilityFlags'> {
-  const { compatibilityDate, compatibilityFlags } = unstable_getMiniflareWorkerOptions(
-    path.join(ROOT, config),
-  ).workerOptions;
+async function compat(config: string): Promise<Pick<Script, 'compatibilityDate' | 'compatibilityFlags'>> {
+  const { compatibilityDate, compatibilityFlags } = (await wranglerSettings(config)).workerOptions;
   return { compatibilityDate, compatibilityFlags };
 }
 

@@ -13,7 +13,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Log, LogLevel, Miniflare } from 'miniflare';
-import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { startWsProxy, type WsProxy } from './ws-proxy.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -54,6 +53,17 @@ export interface RunningWorkers {
   close(): Promise<void>;
 }
 
+/**
+ * The settings wrangler reads from `config` (a wrangler config at the root). wrangler is loaded
+ * on first use, not with this module: it loads `node:domain`, which wraps the construction and
+ * every `emit` of each EventEmitter in the process (`pg` makes one per query), and the bench
+ * runs the scenarios that import this module in the process that measures every other one.
+ */
+export async function wranglerSettings(config: string) {
+  const { unstable_getMiniflareWorkerOptions } = await import('wrangler');
+  return unstable_getMiniflareWorkerOptions(path.join(ROOT, config));
+}
+
 /** Bundles the Worker of `config` (a wrangler config at the root) into `outdir`; its main module's path. */
 export async function buildWorker(config: string, outdir: string): Promise<string> {
   const out = await run(
@@ -63,7 +73,7 @@ export async function buildWorker(config: string, outdir: string): Promise<strin
   );
   if (out.code !== 0)
     throw new Error(`wrangler deploy --dry-run -c ${config} failed (exit ${out.code}):\n${out.output}`);
-  const main = unstable_getMiniflareWorkerOptions(path.join(ROOT, config)).main ?? '';
+  const main = (await wranglerSettings(config)).main ?? '';
   return path.join(outdir, `${path.basename(main, path.extname(main))}.js`);
 }
 
@@ -87,10 +97,8 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
     cleanups.push(() => proxy.close());
 
     // Each Worker's settings as its wrangler config gives them (compatibility, vars, crons).
-    const apiConfig = unstable_getMiniflareWorkerOptions(path.join(ROOT, 'wrangler.toml')).workerOptions;
-    const brainConfig = unstable_getMiniflareWorkerOptions(
-      path.join(ROOT, 'wrangler.brain.toml'),
-    ).workerOptions;
+    const apiConfig = (await wranglerSettings('wrangler.toml')).workerOptions;
+    const brainConfig = (await wranglerSettings('wrangler.brain.toml')).workerOptions;
     const shared = {
       DATABASE_URL: options.databaseUrl,
       LEASEHOLD_NEON_WS_PROXY: `127.0.0.1:${proxy.port}`,
