@@ -98,12 +98,12 @@ export interface RunOptions {
  * How long the request may rightly wait for work: a wire poll's `block_ms` (query, clamped to
  * 999) or a platform claim's (JSON body, up to `MAX_CLAIM_BLOCK_MS`), whichever it carries.
  */
-export function grantedWaitMs(wire: WireRequest): number {
+function grantedWaitMs(wire: WireRequest): number {
   const polled = Math.min(Number(wire.target.match(/block_ms=(\d+)/)?.[1] ?? 0), 999);
   const claimed = (bodyJson(wire) as { block_ms?: unknown } | null)?.block_ms;
   const valid =
-    Number.isInteger(claimed) && (claimed as number) >= 1 && (claimed as number) <= MAX_CLAIM_BLOCK_MS;
-  return Math.max(polled, valid ? (claimed as number) : 0);
+    typeof claimed === 'number' && Number.isInteger(claimed) && claimed >= 1 && claimed <= MAX_CLAIM_BLOCK_MS;
+  return Math.max(polled, valid ? claimed : 0);
 }
 
 /** The body as the server parses it, when it is JSON of a size a claim's body can have. */
