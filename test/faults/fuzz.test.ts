@@ -25,7 +25,7 @@ import { installWriteAudit, lastWrite, writesSince } from './fuzz/db-audit.js';
 import { fuzzRoute, MUTATED_SHARE, newTally, statusLine, type Tally } from './fuzz/fuzz-run.js';
 import { inProcess, malformed, overHttp, sendRaw } from './fuzz/loopback.js';
 import { toWire } from './fuzz/request.js';
-import { answeringRoute, routeModels, validRequest } from './fuzz/routes.js';
+import { answeringRoute, type RouteModel, routeModels, validRequest } from './fuzz/routes.js';
 import { seedWorld } from './fuzz/world.js';
 
 const SEED = Number(process.env.LEASEHOLD_FUZZ_SEED ?? randomInt(2 ** 31));
@@ -33,6 +33,11 @@ const SEED = Number(process.env.LEASEHOLD_FUZZ_SEED ?? randomInt(2 ** 31));
 const IN_PROCESS_RUNS = atScale(120, 10_000);
 const LOOPBACK_RUNS = atScale(40, 1_000);
 const ROUTES = routeModels();
+
+/** The poll route takes its items from the world's poll backlog. */
+const isPoll = (route: RouteModel) => route.key.endsWith('/poll');
+/** A poll route's backlog for `runs` requests: one item each, and some to spare. */
+const pollSupply = (runs: number) => runs + 50;
 
 /**
  * The least share of one route's requests that must be mutated: 30 %, or for a sample too small
@@ -67,9 +72,8 @@ describe('HTTP fuzzing: generated and mutated requests on every documented route
       `${route.key}: no 5xx, documented statuses and envelopes, refused requests write nothing`,
       async (ctx) => {
         const started = performance.now();
-        const polls = route.key.endsWith('/poll');
         const world = await seedWorld(t.db, {
-          pollBacklog: polls ? IN_PROCESS_RUNS + 50 : 20,
+          pollBacklog: isPoll(route) ? pollSupply(IN_PROCESS_RUNS) : 20,
           journal: journal.js,
         });
         const logged: string[] = [];
@@ -116,7 +120,7 @@ describe('HTTP fuzzing: generated and mutated requests on every documented route
         const world = await seedWorld(t.db, {
           adminKey: server.adminKey,
           // Only the poll route draws on it (as in process), and every table digest reads it all.
-          pollBacklog: ROUTES.filter((r) => r.key.endsWith('/poll')).length * (LOOPBACK_RUNS + 50),
+          pollBacklog: ROUTES.filter(isPoll).length * pollSupply(LOOPBACK_RUNS),
         });
         const host = `127.0.0.1:${server.port}`;
         for (const [i, route] of ROUTES.entries()) {

@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check';
 import { MAX_CLAIM_BLOCK_MS } from '../../../src/api/routes/platform-claim-wait.js';
+import { MAX_BLOCK_MS } from '../../../src/api/routes/work-poll.js';
 import type { Database } from '../../../src/db/handle.js';
 import { type Answer, problemsWith } from './answer-check.js';
 import { digest, lastWrite, writesSince } from './db-audit.js';
@@ -96,10 +97,10 @@ export interface RunOptions {
 
 /**
  * How long the request may rightly wait for work: a wire poll's `block_ms` (query, clamped to
- * 999) or a platform claim's (JSON body, up to `MAX_CLAIM_BLOCK_MS`), whichever it carries.
+ * `MAX_BLOCK_MS`) or a platform claim's (JSON body, up to `MAX_CLAIM_BLOCK_MS`), whichever it carries.
  */
 function grantedWaitMs(wire: WireRequest): number {
-  const polled = Math.min(Number(wire.target.match(/block_ms=(\d+)/)?.[1] ?? 0), 999);
+  const polled = Math.min(Number(wire.target.match(/block_ms=(\d+)/)?.[1] ?? 0), MAX_BLOCK_MS);
   const claimed = (bodyJson(wire) as { block_ms?: unknown } | null)?.block_ms;
   const valid =
     typeof claimed === 'number' && Number.isInteger(claimed) && claimed >= 1 && claimed <= MAX_CLAIM_BLOCK_MS;
