@@ -166,14 +166,16 @@ const INSERT_ITEM = sql`
  * does an id with a journal purge queued (a platform session deleted by retention, come
  * back): that binding is `bindSession`'s, which locks the purge and cancels or waits for it.
  * Only a look here, no lock: a purge that this statement cannot see was queued after it
- * began, and is hours from being taken.
+ * began, and is hours from being taken. No arbiter named, so both of `sessions`' unique keys
+ * are arbiters: a racing first bind meets its twin as a conflict, not a 23505
+ * (`insertOrRead` in `sessions/bind-session.ts`).
  */
 const BIND_SESSION = sql`bind AS (
         INSERT INTO sessions (id, environment_id)
         SELECT ${p('sessionId')}, e.id FROM environments e
          WHERE e.id = ${p('environmentId')}
            AND NOT EXISTS (SELECT 1 FROM journal_purges p WHERE p.run_id = ${p('sessionId')})
-        ON CONFLICT (id) DO NOTHING
+        ON CONFLICT DO NOTHING
       )`;
 
 /** Every enqueue sends one of these two (fixed: rendered once, `fixed-sql.ts`). */

@@ -67,6 +67,12 @@ export async function bindSession(
   throw new Error(`bindSession ${sessionId}: the binding kept changing under the insert`);
 }
 
+/**
+ * `ON CONFLICT DO NOTHING` names no arbiter, so every unique key of `sessions` is one. The
+ * (id, environment_id) key that work_items' foreign key references is a second key on the
+ * id: with only the primary key as arbiter, a racing first bind of the same pair could meet
+ * its twin on that key and fail (23505) instead of doing nothing.
+ */
 async function insertOrRead(db: SqlHandle, sessionId: string, environmentId: string): Promise<BindRow> {
   try {
     const row = await maybeRow<BindRow>(
@@ -77,7 +83,7 @@ async function insertOrRead(db: SqlHandle, sessionId: string, environmentId: str
       ins AS (
         INSERT INTO sessions (id, environment_id)
         SELECT ${sessionId}, env.id FROM env, purging WHERE NOT purging.yes
-        ON CONFLICT (id) DO NOTHING
+        ON CONFLICT DO NOTHING
         RETURNING 1
       ),
       cancel AS (DELETE FROM journal_purges WHERE run_id = ${sessionId} AND EXISTS (SELECT 1 FROM ins)),

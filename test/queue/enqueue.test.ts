@@ -254,6 +254,21 @@ describe('enqueue on real PostgreSQL connections', () => {
     expect(await countWork(t.db)).toBe(1);
   });
 
+  it('concurrent binding enqueues of one new session bind it once and queue one live item per kind: none fails on the binding', async () => {
+    const { environmentId } = await setupSession(t.db, 'cloud');
+    const kinds = ['model_turn', 'tool_exec', 'web_exec', 'outputs_harvest'] as const;
+    for (let round = 0; round < 150; round++) {
+      const sessionId = `sesn_race_${round}_${Math.random().toString(36).slice(2, 8)}`;
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          enqueue(t.db, { environmentId, sessionId, kind: kinds[i % kinds.length]!, bindSession: true }),
+        ),
+      );
+      expect(results.filter((r) => r.created)).toHaveLength(kinds.length);
+      expect(new Set(results.map((r) => r.work.id)).size).toBe(kinds.length);
+    }
+  });
+
   it('concurrent enqueues in open transactions agree on one live item once they commit', async () => {
     const { environmentId, sessionId } = await setupSession(t.db, 'cloud');
     const results = await Promise.all(

@@ -156,6 +156,20 @@ describe('bindSession under concurrency (pg)', () => {
     }
   });
 
+  it('concurrent first binds of one session to one environment all answer bound, one created: none fails on the (id, environment) key', async () => {
+    // Each round races 8 first binds of a new id. The unique (id, environment_id) key backs
+    // work_items' composite foreign key; an insert that named only the primary key as its
+    // arbiter could meet a racing twin on that second key and fail (23505) instead of doing
+    // nothing (a few rounds in a few hundred did, here).
+    const env = await createEnvironment(t.db);
+    for (let round = 0; round < 200; round++) {
+      const session = freshSessionId();
+      const outcomes = await Promise.all(Array.from({ length: 8 }, () => bindSession(t.db, session, env)));
+      expect(outcomes.filter((o) => o.status === 'bound' && o.created)).toHaveLength(1);
+      expect(outcomes.every((o) => o.status === 'bound')).toBe(true);
+    }
+  });
+
   it('many concurrent binds of one session to two environments settle on exactly one', async () => {
     const a = await createEnvironment(t.db);
     const b = await createEnvironment(t.db);
