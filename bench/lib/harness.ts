@@ -8,8 +8,11 @@
  * - **subject**: one implementation of the workload (`leasehold`, `pgbench`, `graphile`, …);
  *   a run returns one or more named metrics (`items_per_s`, `p50_ms`, …).
  * - **ratio**: subject ÷ anchor of one metric within a scenario, per round, then summarised.
- * - **goal**: a bound a ratio or a metric should meet; reported as pass/short, never fatal.
+ * - **goal**: a bound a ratio or a metric should meet; reported, never fatal: by the median
+ *   (`met`) and by an interval for it (`verdict`: met, short, or undecided while the rounds
+ *   spread across the goal; see `verdict.ts`).
  */
+import { type MedianInterval, medianInterval, meets, type Verdict, verdict } from './verdict.js';
 
 export interface BenchContext {
   /** A connection string to the bench database (migrated for Leasehold; anchors add their schemas). */
@@ -83,19 +86,24 @@ export interface ScenarioResult extends Summary {
   metric: string;
 }
 
-export interface RatioResult extends Summary {
+/** A goal's standing: by its median, and by the rounds (null interval: too few of them). */
+export interface GoalStanding {
+  met: boolean;
+  interval: MedianInterval | null;
+  verdict: Verdict;
+}
+
+export interface RatioResult extends Summary, Partial<GoalStanding> {
   name: string;
   numerator: string;
   denominator: string;
   metric: string;
   goal?: Goal;
-  met?: boolean;
 }
 
-export interface MetricGoalResult extends MetricGoal {
+export interface MetricGoalResult extends MetricGoal, GoalStanding {
   scenario: string;
   median: number;
-  met: boolean;
 }
 
 export interface Results {
@@ -111,8 +119,10 @@ export function summarise(values: number[]): Summary {
   return { median, min: sorted[0]!, max: sorted[sorted.length - 1]!, n: sorted.length };
 }
 
-export function meets(goal: Goal, value: number): boolean {
-  return goal.op === '>=' ? value >= goal.value : value <= goal.value;
+/** How `values` (one per round) stand against `goal`. */
+export function standing(goal: Goal, values: readonly number[]): GoalStanding {
+  const interval = medianInterval(values);
+  return { met: meets(goal, summarise([...values]).median), interval, verdict: verdict(goal, interval) };
 }
 
 /** Runs a scenario's rounds and folds them into results. */
@@ -160,14 +170,14 @@ function fold(scenario: Scenario, perRound: Array<Record<string, Metrics>>): Res
       )
       .filter(Number.isFinite);
     if (!values.length) return [];
-    const summary = summarise(values);
-    return [{ ...spec, ...summary, ...(spec.goal ? { met: meets(spec.goal, summary.median) } : {}) }];
+    return [{ ...spec, ...summarise(values), ...(spec.goal ? standing(spec.goal, values) : {}) }];
   });
   const goals: MetricGoalResult[] = (scenario.goals ?? []).flatMap((g) => {
-    const found = scenarios.find((s) => s.subject === g.subject && s.metric === g.metric);
-    return found
-      ? [{ ...g, scenario: scenario.name, median: found.median, met: meets(g.goal, found.median) }]
-      : [];
+    const values = perRound
+      .map((r) => r[g.subject]?.[g.metric])
+      .filter((v): v is number => Number.isFinite(v));
+    if (!values.length) return [];
+    return [{ ...g, scenario: scenario.name, median: summarise(values).median, ...standing(g.goal, values) }];
   });
   return { scenarios, ratios, goals };
 }

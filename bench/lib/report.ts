@@ -1,7 +1,8 @@
 /** The bench's outputs: a Markdown table on stdout and the JSON file docs/benchmarks-latest.md is rendered from. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { formatNumber, type Goal, type Results } from './harness.js';
+import { formatNumber, type Goal, type GoalStanding, type Results } from './harness.js';
+import { MEDIAN_CONFIDENCE } from './verdict.js';
 
 export interface Report extends Results {
   /** When and where the figures were taken; absolute figures only mean something beside these. */
@@ -11,19 +12,37 @@ export interface Report extends Results {
 }
 
 const goalText = (g?: Goal) => (g ? `${g.op} ${g.value}` : '');
-const verdict = (met?: boolean) => (met === undefined ? '' : met ? 'pass' : 'short');
+
+/**
+ * A goal's two readings in words: the median's pass or short, then what the rounds say when
+ * they say otherwise. Reports written before the rounds were judged carry only `met`.
+ */
+export function standingText(s: Partial<GoalStanding>): string {
+  if (s.met === undefined) return '';
+  const byMedian = s.met ? 'pass' : 'short';
+  // The median lies inside its interval, so a decided verdict always agrees with it.
+  if (s.verdict !== 'undecided') return byMedian;
+  return `${byMedian} by the median; ${s.interval ? 'the rounds cannot tell' : 'too few rounds to tell'}`;
+}
+
+const intervalText = (s: Partial<GoalStanding>, format: (v: number) => string) =>
+  s.interval ? `${format(s.interval.low)}–${format(s.interval.high)}` : '';
 
 export function markdown(report: Report): string {
   const lines: string[] = [];
-  lines.push('| ratio | median | min | max | goal | |', '|---|---:|---:|---:|---|---|');
+  lines.push(
+    `| ratio | median | min | max | median's interval (≥ ${MEDIAN_CONFIDENCE * 100} %) | goal | |`,
+    '|---|---:|---:|---:|---:|---|---|',
+  );
+  const fixed2 = (v: number) => v.toFixed(2);
   for (const r of report.ratios) {
     lines.push(
-      `| \`${r.name}\` | ${r.median.toFixed(2)} | ${r.min.toFixed(2)} | ${r.max.toFixed(2)} | ${goalText(r.goal)} | ${verdict(r.met)} |`,
+      `| \`${r.name}\` | ${fixed2(r.median)} | ${fixed2(r.min)} | ${fixed2(r.max)} | ${intervalText(r, fixed2)} | ${goalText(r.goal)} | ${standingText(r)} |`,
     );
   }
   for (const g of report.goals) {
     lines.push(
-      `| \`${g.scenario}\` ${g.subject} ${g.metric} | ${formatNumber(g.median)} | | | ${goalText(g.goal)} | ${verdict(g.met)} |`,
+      `| \`${g.scenario}\` ${g.subject} ${g.metric} | ${formatNumber(g.median)} | | | ${intervalText(g, formatNumber)} | ${goalText(g.goal)} | ${standingText(g)} |`,
     );
   }
   lines.push(
