@@ -5,8 +5,9 @@
  * must complete, goals are not judged) and writes bench/results/smoke.json instead.
  * `--only <substring>` runs the matching scenarios.
  *
- * Goals are reported as pass/short and never fail the run: absolute speed on a shared
- * machine is not a test result.
+ * Goals are reported, by their median and by an interval for it (met, short, or undecided
+ * while the rounds spread across the goal: lib/verdict.ts), and never fail the run: absolute
+ * speed on a shared machine is not a test result.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -86,11 +86,11 @@ export interface ScenarioResult extends Summary {
   metric: string;
 }
 
-/** A goal's standing: by its median, and by the rounds (null interval: too few of them). */
+/** A goal's standing: by its median, and by the rounds (null: too few of them for an interval). */
 export interface GoalStanding {
   met: boolean;
   interval: MedianInterval | null;
-  verdict: Verdict;
+  verdict: Verdict | null;
 }
 
 export interface RatioResult extends Summary, Partial<GoalStanding> {

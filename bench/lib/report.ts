@@ -21,8 +21,8 @@ export function standingText(s: Partial<GoalStanding>): string {
   if (s.met === undefined) return '';
   const byMedian = s.met ? 'pass' : 'short';
   // The median lies inside its interval, so a decided verdict always agrees with it.
-  if (s.verdict !== 'undecided') return byMedian;
-  return `${byMedian} by the median; ${s.interval ? 'the rounds cannot tell' : 'too few rounds to tell'}`;
+  if (s.verdict === undefined || s.verdict === 'met' || s.verdict === 'short') return byMedian;
+  return `${byMedian} by the median; ${s.verdict === null ? 'too few rounds to judge' : 'the rounds cannot tell'}`;
 }
 
 const intervalText = (s: Partial<GoalStanding>, format: (v: number) => string) =>

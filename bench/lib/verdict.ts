@@ -29,7 +29,9 @@ export interface MedianInterval {
 /**
  * - `met`: the whole interval meets the goal.
  * - `short`: none of it does.
- * - `undecided`: the goal lies inside it, or there are too few rounds for an interval.
+ * - `undecided`: the goal lies inside it.
+ * A goal measured in too few rounds for an interval has no verdict (null): counts taken once
+ * by design, or a scenario of three long rounds.
  */
 export type Verdict = 'met' | 'short' | 'undecided';
 
@@ -65,8 +67,8 @@ export function medianInterval(
   return best;
 }
 
-export function verdict(goal: Goal, interval: MedianInterval | null): Verdict {
-  if (interval === null) return 'undecided';
+export function verdict(goal: Goal, interval: MedianInterval | null): Verdict | null {
+  if (interval === null) return null;
   const low = meets(goal, interval.low);
   const high = meets(goal, interval.high);
   if (low && high) return 'met';

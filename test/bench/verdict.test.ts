@@ -66,8 +66,8 @@ describe('a goal’s verdict from its interval', () => {
     expect(verdict(atMost(1), interval(0.8, 1.2))).toBe('undecided');
   });
 
-  it('is undecided without an interval (too few rounds), whatever the median', () => {
-    expect(verdict(atLeast(2), null)).toBe('undecided');
+  it('is not given without an interval (too few rounds), whatever the median', () => {
+    expect(verdict(atLeast(2), null)).toBeNull();
   });
 
   it('reads as the median’s pass or short, and says so when the rounds cannot tell', () => {
@@ -78,8 +78,8 @@ describe('a goal’s verdict from its interval', () => {
     expect(standingText({ met: false, verdict: 'undecided', interval: interval(1.7, 2.2) })).toBe(
       'short by the median; the rounds cannot tell',
     );
-    expect(standingText({ met: true, verdict: 'undecided', interval: null })).toBe(
-      'pass by the median; too few rounds to tell',
+    expect(standingText({ met: true, verdict: null, interval: null })).toBe(
+      'pass by the median; too few rounds to judge',
     );
   });
 });
