@@ -3,7 +3,9 @@
  * own nats-server), each subject interleaved with its anchors; prints a Markdown table and
  * writes bench/results/latest.json. `--smoke` runs one small round of everything (CI: it
  * must complete, goals are not judged) and writes bench/results/smoke.json instead.
- * `--only <substring>` runs the matching scenarios.
+ * `--only <substring>` runs the matching scenarios; `--rounds <n>` runs every scenario n rounds
+ * instead of its own number (to decide a goal whose rounds spread across it) and writes
+ * bench/results/partial.json, whose ratios the full run's table does not hold.
  *
  * Goals are reported, by their median and by an interval for it (met, short, or undecided
  * while the rounds spread across the goal: lib/verdict.ts), and never fail the run: absolute
@@ -59,10 +61,11 @@ async function main(): Promise<void> {
   const smoke = args.includes('--smoke');
   const onlyAt = args.indexOf('--only');
   const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
+  const rounds = roundsArg(args);
   ensureAnchorsInstalled();
   const started = performance.now();
   const databaseUrl = await prepareBenchDatabase();
-  const ctx: BenchContext = { databaseUrl, smoke, log: (m) => console.warn(`[bench] ${m}`) };
+  const ctx: BenchContext = { databaseUrl, smoke, rounds, log: (m) => console.warn(`[bench] ${m}`) };
   const scenarios = (await loadScenarios(ctx)).filter((s) => !only || s.name.includes(only));
   if (!scenarios.length) throw new Error(`no scenario matches ${only}`);
 
@@ -89,13 +92,24 @@ async function main(): Promise<void> {
       smoke,
     },
   };
-  const file = path.join(HERE, 'results', smoke ? 'smoke.json' : only ? 'partial.json' : 'latest.json');
+  const partial = only !== undefined || rounds !== undefined;
+  const file = path.join(HERE, 'results', smoke ? 'smoke.json' : partial ? 'partial.json' : 'latest.json');
   await writeReport(file, report);
-  if (!smoke && !only) await writeFile(RESULTS_PAGE, resultsPage(report));
+  if (!smoke && !partial) await writeFile(RESULTS_PAGE, resultsPage(report));
   process.stdout.write(`${markdown(report)}\n`);
   console.warn(
     `[bench] wrote ${path.relative(process.cwd(), file)} in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
+}
+
+/** `--rounds <n>`: a whole number of rounds, at least 1; undefined when not given. */
+function roundsArg(args: readonly string[]): number | undefined {
+  const at = args.indexOf('--rounds');
+  if (at < 0) return undefined;
+  const n = Number(args[at + 1]);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--rounds takes a whole number of rounds, not ${args[at + 1]}`);
+  return n;
 }
 
 main().then(

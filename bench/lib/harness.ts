@@ -19,6 +19,11 @@ export interface BenchContext {
   databaseUrl: string;
   /** Smoke mode: one round, small sizes — it must complete, not meet goals. */
   smoke: boolean;
+  /**
+   * Rounds for every scenario instead of its own (`--rounds`): more of them narrow a goal's
+   * interval until it lies on one side of the goal. Ignored in smoke mode.
+   */
+  rounds?: number;
   /** Progress lines (stderr). */
   log(message: string): void;
 }
@@ -127,7 +132,7 @@ export function standing(goal: Goal, values: readonly number[]): GoalStanding {
 
 /** Runs a scenario's rounds and folds them into results. */
 export async function runScenario(scenario: Scenario, ctx: BenchContext): Promise<Results> {
-  const rounds = ctx.smoke ? 1 : (scenario.rounds ?? 3);
+  const rounds = ctx.smoke ? 1 : (ctx.rounds ?? scenario.rounds ?? 3);
   const perRound: Array<Record<string, Metrics>> = [];
   await scenario.setup?.();
   try {

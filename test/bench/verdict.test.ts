@@ -129,4 +129,23 @@ describe('runScenario', () => {
       interval: { low: 0, high: 4 },
     });
   });
+
+  it('runs the rounds the context asks for instead of the scenario’s own, except in smoke mode', async () => {
+    const runs = async (ctx: { smoke: boolean; rounds?: number }) => {
+      let calls = 0;
+      await runScenario(
+        {
+          name: 'count',
+          description: 'counts rounds',
+          rounds: 5,
+          subjects: { a: async () => ({ x: ++calls }) },
+        },
+        { databaseUrl: '', log: () => {}, ...ctx },
+      );
+      return calls;
+    };
+    expect(await runs({ smoke: false })).toBe(5);
+    expect(await runs({ smoke: false, rounds: 11 })).toBe(11);
+    expect(await runs({ smoke: true, rounds: 11 })).toBe(1);
+  });
 });
