@@ -124,10 +124,10 @@ export function summarise(values: number[]): Summary {
   return { median, min: sorted[0]!, max: sorted[sorted.length - 1]!, n: sorted.length };
 }
 
-/** How `values` (one per round) stand against `goal`. */
-export function standing(goal: Goal, values: readonly number[]): GoalStanding {
+/** How `values` (one per round, their median already taken) stand against `goal`. */
+function standing(goal: Goal, values: readonly number[], median: number): GoalStanding {
   const interval = medianInterval(values);
-  return { met: meets(goal, summarise([...values]).median), interval, verdict: verdict(goal, interval) };
+  return { met: meets(goal, median), interval, verdict: verdict(goal, interval) };
 }
 
 /** Runs a scenario's rounds and folds them into results. */
@@ -162,7 +162,7 @@ function fold(scenario: Scenario, perRound: Array<Record<string, Metrics>>): Res
   for (const subject of Object.keys(scenario.subjects)) {
     const metrics = new Set(perRound.flatMap((r) => Object.keys(r[subject] ?? {})));
     for (const metric of metrics) {
-      const values = perRound.map((r) => r[subject]?.[metric]).filter((v): v is number => Number.isFinite(v));
+      const values = roundValues(perRound, subject, metric);
       if (values.length) scenarios.push({ name: scenario.name, subject, metric, ...summarise(values) });
     }
   }
@@ -175,16 +175,23 @@ function fold(scenario: Scenario, perRound: Array<Record<string, Metrics>>): Res
       )
       .filter(Number.isFinite);
     if (!values.length) return [];
-    return [{ ...spec, ...summarise(values), ...(spec.goal ? standing(spec.goal, values) : {}) }];
+    const summary = summarise(values);
+    return [{ ...spec, ...summary, ...(spec.goal ? standing(spec.goal, values, summary.median) : {}) }];
   });
   const goals: MetricGoalResult[] = (scenario.goals ?? []).flatMap((g) => {
-    const values = perRound
-      .map((r) => r[g.subject]?.[g.metric])
-      .filter((v): v is number => Number.isFinite(v));
-    if (!values.length) return [];
-    return [{ ...g, scenario: scenario.name, median: summarise(values).median, ...standing(g.goal, values) }];
+    const found = scenarios.find((s) => s.subject === g.subject && s.metric === g.metric);
+    if (!found) return [];
+    const values = roundValues(perRound, g.subject, g.metric);
+    return [
+      { ...g, scenario: scenario.name, median: found.median, ...standing(g.goal, values, found.median) },
+    ];
   });
   return { scenarios, ratios, goals };
+}
+
+/** One subject's figures for `metric`, a round each (rounds it did not run left out). */
+function roundValues(perRound: Array<Record<string, Metrics>>, subject: string, metric: string): number[] {
+  return perRound.map((r) => r[subject]?.[metric]).filter((v): v is number => Number.isFinite(v));
 }
 
 export function formatMetrics(metrics: Metrics): string {

@@ -72,10 +72,11 @@ export function scenarios(ctx: BenchContext): Scenario[] {
           buildWorker('wrangler.toml', path.join(dir, 'api')),
           buildWorker('wrangler.brain.toml', path.join(dir, 'brain')),
         ]);
-        scripts.empty = { file: emptyFile, ...(await compat('wrangler.toml')) };
-        scripts.api_worker = { file: api, ...(await compat('wrangler.toml')) };
+        const apiCompat = await compat('wrangler.toml');
+        scripts.empty = { file: emptyFile, ...apiCompat };
+        scripts.api_worker = { file: api, ...apiCompat };
         scripts.brain_worker = { file: brain, ...(await compat('wrangler.brain.toml')) };
-        if (BEFORE) scripts.api_worker_before = { file: BEFORE, ...(await compat('wrangler.toml')) };
+        if (BEFORE) scripts.api_worker_before = { file: BEFORE, ...apiCompat };
       },
       teardown: async () => {
         if (dir) await rm(dir, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { issueEnvironmentKey } from '../../src/auth/credentials.js';
 import { appendEvents, type NewEvent, toWireEvent } from '../../src/sessions/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { createEnvironment, createSession as platformSession } from '../helpers/factories.js';
-import { asAdmin, expectError, WIRE_STAMP } from '../helpers/management.js';
+import { asAdmin, expectError, micros, WIRE_STAMP } from '../helpers/management.js';
 import { apiSession, eventsOf, runTurn, sessionState, toolUse, workOf } from '../helpers/sessions.js';
 
 type Json = Record<string, unknown>;
@@ -31,13 +31,6 @@ const TYPES = [
   'session.status_running',
   'session.status_idle',
 ];
-
-/** A wire timestamp as microseconds since the epoch, to order instants exactly. */
-function micros(stamp: string): bigint {
-  const m = /^(.{19})(?:\.(\d{1,6}))?Z$/.exec(stamp);
-  if (!m) throw new Error(`not a wire stamp: ${stamp}`);
-  return BigInt(Date.parse(`${m[1]}Z`)) * 1000n + BigInt((m[2] ?? '').padEnd(6, '0'));
-}
 
 /** Status, error type and message of an answer (its request id differs per request). */
 async function answer(res: Response) {

@@ -10,7 +10,7 @@ import { rows } from '../../src/db/handle.js';
 import { apiKey } from '../helpers/api.js';
 import { useTestDb } from '../helpers/db.js';
 import { createEnvironment, createSession as platformSession } from '../helpers/factories.js';
-import { type Admin, asAdmin, expectError, UNKNOWN_ENV, WIRE_STAMP } from '../helpers/management.js';
+import { type Admin, asAdmin, expectError, micros, UNKNOWN_ENV, WIRE_STAMP } from '../helpers/management.js';
 import { eventsOf, runTurn, toolUse, workOf } from '../helpers/sessions.js';
 
 type Json = Record<string, unknown>;
@@ -48,13 +48,6 @@ const message = (text: string) => ({ type: 'user.message', content: [{ type: 'te
 /** A well-formed session id that names nothing. */
 const UNKNOWN_SESSION = 'sess_0000000000000000000000zz';
 const UNKNOWN_AGENT = 'agent_0000000000000000000000zz';
-
-/** A wire timestamp as microseconds since the epoch, to order instants exactly. */
-function micros(stamp: string): bigint {
-  const m = /^(.{19})(?:\.(\d{1,6}))?Z$/.exec(stamp);
-  if (!m) throw new Error(`not a wire stamp: ${stamp}`);
-  return BigInt(Date.parse(`${m[1]}Z`)) * 1000n + BigInt((m[2] ?? '').padEnd(6, '0'));
-}
 
 /** The agent's wire form as a session snapshots it: no metadata, no agent-level timestamps. */
 function snapshotOf(agent: Json): Json {

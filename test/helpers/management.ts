@@ -55,5 +55,15 @@ export async function expectError(res: Response, status: number, type: string): 
 /** RFC 3339 UTC as the wire renders it: microseconds at most, trailing zeros trimmed, `Z`. */
 export const WIRE_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{0,5}[1-9])?Z$/;
 
+/**
+ * A wire timestamp as microseconds since the epoch, to order instants exactly: the trimmed
+ * rendering does not sort as text ("…:01.12Z" after "…:01.123Z"), and a Date drops microseconds.
+ */
+export function micros(stamp: string): bigint {
+  const m = /^(.{19})(?:\.(\d{1,6}))?Z$/.exec(stamp);
+  if (!m) throw new Error(`not a wire stamp: ${stamp}`);
+  return BigInt(Date.parse(`${m[1]}Z`)) * 1000n + BigInt((m[2] ?? '').padEnd(6, '0'));
+}
+
 /** An environment id that is well-formed but names nothing. */
 export const UNKNOWN_ENV = 'env_0000000000000000000000zz';
