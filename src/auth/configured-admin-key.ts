@@ -4,9 +4,12 @@
  * before the first credential it resolves and remembers that it did: once an isolate has
  * resolved it, no request pays a statement for it again.
  *
- * What is remembered is the digest of the value ensured, never the secret. A different value
- * is ensured again (retiring the earlier value's key, as a changed setting does on Node). A
- * failed ensure is not remembered, so the next request tries again.
+ * What is remembered is the value ensured, compared as it is: the very setting the host holds
+ * for the life of the process or isolate, so keeping it exposes nothing new, and both sides
+ * of the comparison come from the configuration, never from a caller. (Hashing it again to
+ * compare digests cost every authenticated request about 5 µs.) A different value is ensured
+ * again (retiring the earlier value's key, as a changed setting does on Node). A failed
+ * ensure is not remembered, so the next request tries again.
  *
  * A value that a newer one has replaced stays revoked (see `ensureConfiguredAdminKey`): the
  * isolate remembers it like any other, and the ensure that finds it so logs
@@ -19,7 +22,6 @@
  */
 import type { SqlHandle } from '../db/handle.js';
 import { ensureConfiguredAdminKey } from './credentials.js';
-import { digestsEqual, hashSecret } from './secrets.js';
 
 /** Logged where a host is still configured with an admin key that a newer value has replaced. */
 export const ADMIN_KEY_REPLACED =
@@ -30,12 +32,9 @@ export class ConfiguredAdminKey {
 
   /** Makes `secret` a live admin key unless this object already did; says on `log` if it cannot. */
   async ensure(db: SqlHandle, secret: string, log: { warn(message: string): void } = console): Promise<void> {
-    const digest = await hashSecret(secret);
-    // The configured value's digest against the one this app ensured: compared in constant time
-    // like every digest here, though both sides come from the configuration, not a caller.
-    if (this.ensured !== null && digestsEqual(digest, this.ensured)) return;
+    if (secret === this.ensured) return;
     const live = await ensureConfiguredAdminKey(db, secret);
-    this.ensured = digest;
+    this.ensured = secret;
     if (!live) log.warn(ADMIN_KEY_REPLACED);
   }
 }
