@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { RenderedSql } from '../../src/db/fixed-sql.js';
 import { rows } from '../../src/db/handle.js';
+import { renderSql } from '../../src/db/render.js';
 import {
   ack,
   claim,
@@ -29,7 +31,7 @@ import {
   setupSession,
   wireWork,
 } from '../helpers/factories.js';
-import { capture, genericPlan, workRowsFetched } from '../helpers/plans.js';
+import { capture, genericPlan, sentQueries, workRowsFetched } from '../helpers/plans.js';
 
 const WORK_ID = /^work_[0-9a-hjkmnp-tv-z]{24}$/;
 const TRACE = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'v=1' };
@@ -432,17 +434,20 @@ describe('poll on real PostgreSQL connections', () => {
     expect(await countWork(t.db)).toBe(1);
   });
 
-  it('under a generic plan made from stale statistics, a poll reads the queue and the leases by their indexes, never the table whole', async () => {
-    const { environmentId } = await seedPollItems(t.db, 2_000);
-    await t.db.execute(sql`ANALYZE work_items`); // statistics of a queue with nothing in flight
-    const plan = await genericPlan(
-      t.pool!,
-      await capture((db) => poll(db, environmentId, 60_000, 'worker-1')),
-    );
-    expect(plan).not.toMatch(/Seq Scan on work_items/);
-    expect(plan).toMatch(/Index Scan using work_items_poll_queued_idx/);
-    expect(plan).toMatch(/Index Scan using work_items_poll_lease_idx/);
-  });
+  it.each([
+    ['records its worker', 'worker-1'],
+    ['records no worker (its fixed statement)', undefined],
+  ])(
+    'under a generic plan made from stale statistics, a poll that %s reads the queue and the leases by their indexes, never the table whole',
+    async (_, worker) => {
+      const { environmentId } = await seedPollItems(t.db, 2_000);
+      await t.db.execute(sql`ANALYZE work_items`); // statistics of a queue with nothing in flight
+      const plan = await genericPlan(t.pool!, await capture((db) => poll(db, environmentId, 60_000, worker)));
+      expect(plan).not.toMatch(/Seq Scan on work_items/);
+      expect(plan).toMatch(/Index Scan using work_items_poll_queued_idx/);
+      expect(plan).toMatch(/Index Scan using work_items_poll_lease_idx/);
+    },
+  );
 
   it('concurrent polls over several items hand each out exactly once', async () => {
     const { environmentId } = await setupSession(t.db);
@@ -454,5 +459,37 @@ describe('poll on real PostgreSQL connections', () => {
     const results = await Promise.all(Array.from({ length: 16 }, () => poll(t.db, environmentId, 60_000)));
     const handed = results.filter((w): w is Work => w !== null).map((w) => w.id);
     expect(handed.sort()).toEqual([...ids].sort());
+  });
+});
+
+describe('poll statement', () => {
+  it('a poll that records no worker sends the one fixed statement (its text rendered once), with its own values', async () => {
+    const [first] = await sentQueries((db) => poll(db, 'env_a', 60_000));
+    const [second] = await sentQueries((db) => poll(db, 'env_b', 2_000));
+    expect(first).toBeInstanceOf(RenderedSql);
+    expect(second).toBeInstanceOf(RenderedSql);
+    const a = renderSql(first!);
+    const b = renderSql(second!);
+    expect(b.sql).toBe(a.sql);
+    expect(a.params).toContain('env_a');
+    expect(b.params).toContain('env_b');
+    expect(a.params).toContain(DEFAULT_RECLAIM_MS - 60_000);
+    expect(b.params).toContain(DEFAULT_RECLAIM_MS - 2_000);
+    // A fresh id for a re-hand-out, minted per call.
+    const fresh = (p: unknown[]) => p.filter((v) => typeof v === 'string' && WORK_ID.test(v));
+    expect(fresh(a.params)).toHaveLength(1);
+    expect(fresh(b.params)).not.toEqual(fresh(a.params));
+  });
+
+  it('a poll that records its worker is built as its own statement, the record ahead of the same poll', async () => {
+    const [recording] = await sentQueries((db) => poll(db, 'env_a', 60_000, 'worker-1'));
+    const [plain] = await sentQueries((db) => poll(db, 'env_a', 60_000));
+    expect(recording).not.toBeInstanceOf(RenderedSql);
+    const text = renderSql(recording!).sql;
+    const plainPoll = renderSql(plain!).sql.replace(/^WITH\s+/, '');
+    expect(text).toMatch(/worker_polls/);
+    // The same poll after the record's CTEs, its parameters renumbered.
+    const unnumbered = (s: string) => s.replace(/\$\d+/g, '$').replace(/\s+/g, ' ');
+    expect(unnumbered(text)).toContain(unnumbered(plainPoll));
   });
 });
