@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { interval } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
@@ -20,6 +21,14 @@ export const ACKED = sql`state = CASE WHEN w.state = 'queued' THEN 'starting' EL
                                          ELSE w.lease_expires_at END,
                  updated_at = now()`;
 
+/** The ack, rendered once (fixed-sql.ts). */
+const ACK = fixedSql<'environmentId' | 'workId'>(
+  sql`UPDATE work_items w
+         SET ${ACKED}
+       WHERE ${wireScope(sql.placeholder('environmentId'), sql.placeholder('workId'))}
+   RETURNING ${WORK_COLUMNS}`,
+);
+
 /**
  * Acknowledges a polled item: queued → starting, stamping acknowledged_at and installing the
  * startup lease. Idempotent: only that edge writes, so a re-ack (or an ack of a later state)
@@ -27,13 +36,7 @@ export const ACKED = sql`state = CASE WHEN w.state = 'queued' THEN 'starting' EL
  */
 export function ack(db: SqlHandle, environmentId: string, workId: string): Promise<Work> {
   return withSpan('queue.ack', { 'environment.id': environmentId, 'work.id': workId }, async () => {
-    const work = await maybeRow<Work>(
-      db,
-      sql`UPDATE work_items w
-             SET ${ACKED}
-           WHERE ${wireScope(environmentId, workId)}
-       RETURNING ${WORK_COLUMNS}`,
-    );
+    const work = await maybeRow<Work>(db, ACK({ environmentId, workId }));
     if (!work) throw new WorkNotFoundError(workId);
     return work;
   });

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
-import { instant } from '../db/instant.js';
+import { instantOf, instantParts } from '../db/instant.js';
 import { interval, ts } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { type HeartbeatCurrentState, HeartbeatMismatchError, WorkNotFoundError } from './errors.js';
@@ -21,6 +22,34 @@ export function heartbeatResult(
     ttlSeconds,
   };
 }
+
+const p = sql.placeholder;
+
+/** The first heartbeat after an ack: starting → active, the lease `ttlMs` long. Rendered once (fixed-sql.ts). */
+const FIRST_BEAT = fixedSql<'environmentId' | 'workId' | 'ttlMs'>(
+  sql`UPDATE work_items w
+         SET state = 'active', last_heartbeat = now(), started_at = now(), heartbeats = 1,
+             lease_expires_at = now() + ${interval(p('ttlMs'))}, updated_at = now()
+       WHERE ${wireScope(p('environmentId'), p('workId'))} AND w.state = 'starting' AND w.last_heartbeat IS NULL
+   RETURNING ${LAST_HEARTBEAT}, w.state`,
+);
+
+/**
+ * A heartbeat that echoes the last one (`local` at `offsetMinutes`, db/instant.ts). The new value
+ * is strictly later than the one echoed, even within one tick of a coarse clock (PGlite's): a
+ * superseded echo must never match again. Rendered once (fixed-sql.ts).
+ */
+const ECHOED_BEAT = fixedSql<'environmentId' | 'workId' | 'ttlMs' | 'local' | 'offsetMinutes'>(
+  sql`UPDATE work_items w
+         SET last_heartbeat = CASE WHEN w.state = 'active'
+                                   THEN greatest(now(), w.last_heartbeat + interval '1 microsecond')
+                                   ELSE w.last_heartbeat END,
+             heartbeats = CASE WHEN w.state = 'active' THEN w.heartbeats + 1 ELSE w.heartbeats END,
+             lease_expires_at = CASE WHEN w.state = 'active' THEN now() + ${interval(p('ttlMs'))} ELSE w.lease_expires_at END,
+             updated_at = now()
+       WHERE ${wireScope(p('environmentId'), p('workId'))} AND w.last_heartbeat = ${instantOf(p('local'), p('offsetMinutes'))}
+   RETURNING ${LAST_HEARTBEAT}, w.state`,
+);
 
 /**
  * The wire's optimistic-concurrency heartbeat.
@@ -45,40 +74,28 @@ export function heartbeat(
   ttlSeconds: number,
 ): Promise<HeartbeatResult> {
   return withSpan('queue.heartbeat', { 'environment.id': environmentId, 'work.id': workId }, async () => {
-    const ttl = interval(ttlSeconds * 1000);
-    const scope = wireScope(environmentId, workId);
+    const ttlMs = ttlSeconds * 1000;
     let row: { lastHeartbeat: string; state: WorkState } | null;
     if (expected === NO_HEARTBEAT) {
-      row = await maybeRow(
-        db,
-        sql`UPDATE work_items w
-               SET state = 'active', last_heartbeat = now(), started_at = now(), heartbeats = 1,
-                   lease_expires_at = now() + ${ttl}, updated_at = now()
-             WHERE ${scope} AND w.state = 'starting' AND w.last_heartbeat IS NULL
-         RETURNING ${LAST_HEARTBEAT}, w.state`,
-      );
+      row = await maybeRow(db, FIRST_BEAT({ environmentId, workId, ttlMs }));
     } else {
-      const echoed = instant(expected);
+      const echoed = instantParts(expected);
       if (!echoed) throw new HeartbeatMismatchError(workId, null);
-      // The new value is strictly later than the one echoed, even within one tick of a coarse
-      // clock (PGlite's): a superseded echo must never match again.
       row = await maybeRow(
         db,
-        sql`UPDATE work_items w
-               SET last_heartbeat = CASE WHEN w.state = 'active'
-                                         THEN greatest(now(), w.last_heartbeat + interval '1 microsecond')
-                                         ELSE w.last_heartbeat END,
-                   heartbeats = CASE WHEN w.state = 'active' THEN w.heartbeats + 1 ELSE w.heartbeats END,
-                   lease_expires_at = CASE WHEN w.state = 'active' THEN now() + ${ttl} ELSE w.lease_expires_at END,
-                   updated_at = now()
-             WHERE ${scope} AND w.last_heartbeat = ${echoed}
-         RETURNING ${LAST_HEARTBEAT}, w.state`,
+        ECHOED_BEAT({
+          environmentId,
+          workId,
+          ttlMs,
+          local: echoed.local,
+          offsetMinutes: echoed.offsetMinutes,
+        }),
       );
     }
     if (row) return heartbeatResult(row, ttlSeconds);
     const current = await maybeRow<HeartbeatCurrentState>(
       db,
-      sql`SELECT ${LAST_HEARTBEAT}, w.state FROM work_items w WHERE ${scope}`,
+      sql`SELECT ${LAST_HEARTBEAT}, w.state FROM work_items w WHERE ${wireScope(environmentId, workId)}`,
     );
     if (!current) throw new WorkNotFoundError(workId);
     throw new HeartbeatMismatchError(workId, current);

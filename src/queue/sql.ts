@@ -46,7 +46,7 @@ export const ITEM_COLUMNS = sql.raw(`w.id, w.environment_id AS "environmentId", 
  * self_hosted environment: a session's, or a healthcheck) of the caller's own environment;
  * anything else must look exactly like a missing item.
  */
-export function wireScope(environmentId: string, workId: string): SQL {
+export function wireScope(environmentId: string | Placeholder, workId: string | Placeholder): SQL {
   return sql`w.id = ${workId} AND w.environment_id = ${environmentId} AND w.lane = 'poll'`;
 }
 

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { WorkConflictError, WorkNotFoundError } from './errors.js';
@@ -27,6 +28,29 @@ export async function stop(
   return (await stopWork(db, environmentId, workId, force)).work;
 }
 
+const SCOPE = wireScope(sql.placeholder('environmentId'), sql.placeholder('workId'));
+
+/** A forced stop: stopped at once from any state but stopped. Rendered once (fixed-sql.ts). */
+const FORCED_STOP = fixedSql<'environmentId' | 'workId'>(
+  sql`UPDATE work_items w
+         SET state = 'stopped', stop_requested_at = coalesce(w.stop_requested_at, now()),
+             stopped_at = now(), lease_expires_at = NULL, updated_at = now()
+       WHERE ${SCOPE} AND w.state <> 'stopped'
+   RETURNING ${WORK_COLUMNS}, ${CALLS_OPEN}`,
+);
+
+/** A graceful stop: an active item winds down (stopping), a live one not yet running stops. Rendered once. */
+const STOP = fixedSql<'environmentId' | 'workId'>(
+  sql`UPDATE work_items w
+         SET state = CASE WHEN w.state = 'active' THEN 'stopping' ELSE 'stopped' END,
+             stop_requested_at = coalesce(w.stop_requested_at, now()),
+             stopped_at = CASE WHEN w.state = 'active' THEN w.stopped_at ELSE now() END,
+             lease_expires_at = CASE WHEN w.state = 'active' THEN w.lease_expires_at END,
+             updated_at = now()
+       WHERE ${SCOPE} AND w.state IN ('queued', 'starting', 'active')
+   RETURNING ${WORK_COLUMNS}, ${CALLS_OPEN}`,
+);
+
 /**
  * `stop`, also saying whether the item's session still has tool calls waiting for an answer,
  * from the same statement: a stopped `tool_exec` item with calls open must be re-armed, and a
@@ -40,23 +64,9 @@ export function stopWork(
 ): Promise<{ work: Work; callsOpen: boolean }> {
   const attributes = { 'environment.id': environmentId, 'work.id': workId, 'work.force': force };
   return withSpan('queue.stop', attributes, async () => {
-    const scope = wireScope(environmentId, workId);
     const row = await maybeRow<Work & { callsOpen: boolean }>(
       db,
-      force
-        ? sql`UPDATE work_items w
-               SET state = 'stopped', stop_requested_at = coalesce(w.stop_requested_at, now()),
-                   stopped_at = now(), lease_expires_at = NULL, updated_at = now()
-             WHERE ${scope} AND w.state <> 'stopped'
-         RETURNING ${WORK_COLUMNS}, ${CALLS_OPEN}`
-        : sql`UPDATE work_items w
-               SET state = CASE WHEN w.state = 'active' THEN 'stopping' ELSE 'stopped' END,
-                   stop_requested_at = coalesce(w.stop_requested_at, now()),
-                   stopped_at = CASE WHEN w.state = 'active' THEN w.stopped_at ELSE now() END,
-                   lease_expires_at = CASE WHEN w.state = 'active' THEN w.lease_expires_at END,
-                   updated_at = now()
-             WHERE ${scope} AND w.state IN ('queued', 'starting', 'active')
-         RETURNING ${WORK_COLUMNS}, ${CALLS_OPEN}`,
+      (force ? FORCED_STOP : STOP)({ environmentId, workId }),
     );
     if (row) {
       const { callsOpen, ...work } = row;
@@ -64,7 +74,7 @@ export function stopWork(
     }
     const current = await maybeRow<{ state: WorkState }>(
       db,
-      sql`SELECT w.state FROM work_items w WHERE ${scope}`,
+      sql`SELECT w.state FROM work_items w WHERE ${wireScope(environmentId, workId)}`,
     );
     if (!current) throw new WorkNotFoundError(workId);
     throw new WorkConflictError(workId, current.state);

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { RenderedSql } from '../../src/db/fixed-sql.js';
+import { renderSql } from '../../src/db/render.js';
 import {
   ack,
   cancelSession,
@@ -13,6 +15,7 @@ import {
 } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { lapseLease, leaseWindowMs, readWork, setupSession, wireWork } from '../helpers/factories.js';
+import { sentQueries } from '../helpers/plans.js';
 
 const STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{0,5}[1-9])?Z$/;
 
@@ -113,5 +116,16 @@ describe.each(['pg', 'pglite'] as const)('ack (%s)', (driver) => {
     await expect(ack(t.db, cloud.environmentId, cloudTool.id)).rejects.toThrow(WorkNotFoundError);
     for (const workId of [id, turn.id, cloudTool.id])
       expect((await readWork(t.db, workId))!.state).toBe('queued');
+  });
+});
+
+describe('ack statement', () => {
+  it('sends one fixed statement (its text rendered once) with the environment and item of each call', async () => {
+    const [a] = await sentQueries((db) => ack(db, 'env_a', 'work_a'));
+    const [b] = await sentQueries((db) => ack(db, 'env_b', 'work_b'));
+    expect(a).toBeInstanceOf(RenderedSql);
+    expect(renderSql(b!).sql).toBe(renderSql(a!).sql);
+    expect(renderSql(a!).params).toEqual(expect.arrayContaining(['env_a', 'work_a', STARTUP_LEASE_MS]));
+    expect(renderSql(b!).params).toEqual(expect.arrayContaining(['env_b', 'work_b']));
   });
 });

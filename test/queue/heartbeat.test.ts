@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { RenderedSql } from '../../src/db/fixed-sql.js';
 import { maybeRow, type SqlHandle } from '../../src/db/handle.js';
+import { renderSql } from '../../src/db/render.js';
 import {
   ack,
   cancelSession,
@@ -25,6 +27,7 @@ import {
   setupSession,
   wireWork,
 } from '../helpers/factories.js';
+import { sentQueries } from '../helpers/plans.js';
 
 const STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{0,5}[1-9])?Z$/;
 
@@ -400,5 +403,32 @@ describe('heartbeat on real PostgreSQL connections', () => {
     expect(won).toHaveLength(1);
     for (const r of lost) expect(r.reason).toBeInstanceOf(HeartbeatMismatchError);
     expect((await readWork(t.db, id))!.lastHeartbeat).toBe(won[0]!.value.lastHeartbeat);
+  });
+});
+
+describe('heartbeat statements', () => {
+  it('the first heartbeat and an echoed one each send their one fixed statement (rendered once), with the values of each call', async () => {
+    const first = async (env: string, ttl: number) =>
+      (await sentQueries((db) => heartbeat(db, env, 'work_a', NO_HEARTBEAT, ttl)))[0]!;
+    const echoed = async (env: string, at: string) =>
+      (await sentQueries((db) => heartbeat(db, env, 'work_a', at, 30)))[0]!;
+    const [f1, f2] = [await first('env_a', 30), await first('env_b', 90)];
+    expect(f1).toBeInstanceOf(RenderedSql);
+    expect(renderSql(f2).sql).toBe(renderSql(f1).sql);
+    expect(renderSql(f1).params).toEqual(expect.arrayContaining(['env_a', 'work_a', 30_000]));
+    expect(renderSql(f2).params).toEqual(expect.arrayContaining(['env_b', 'work_a', 90_000]));
+    const [e1, e2] = [
+      await echoed('env_a', '2026-12-01T10:00:00.123456Z'),
+      await echoed('env_b', '2026-12-01T12:00:00+02:00'),
+    ];
+    expect(e1).toBeInstanceOf(RenderedSql);
+    expect(renderSql(e2).sql).toBe(renderSql(e1).sql);
+    expect(renderSql(e1).sql).not.toBe(renderSql(f1).sql);
+    expect(renderSql(e1).params).toEqual(expect.arrayContaining(['env_a', '2026-12-01T10:00:00.123456', 0]));
+    expect(renderSql(e2).params).toEqual(expect.arrayContaining(['env_b', '2026-12-01T12:00:00', 120]));
+  });
+
+  it('an echo that is no instant sends nothing: the precondition fails before any lookup', async () => {
+    expect(await sentQueries((db) => heartbeat(db, 'env_a', 'work_a', 'yesterday', 30))).toEqual([]);
   });
 });

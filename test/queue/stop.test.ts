@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { RenderedSql } from '../../src/db/fixed-sql.js';
+import { renderSql } from '../../src/db/render.js';
 import {
   claim,
   enqueue,
@@ -18,6 +20,7 @@ import {
   type WireStage,
   wireWork,
 } from '../helpers/factories.js';
+import { sentQueries } from '../helpers/plans.js';
 
 const STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{0,5}[1-9])?Z$/;
 
@@ -171,5 +174,24 @@ describe.each(['pg', 'pglite'] as const)('stop (%s)', (driver) => {
     }
     expect((await claim(t.db, 'model_turn', 60_000))!.id).toBe(turn.id);
     expect((await claim(t.db, 'tool_exec', 60_000))!.id).toBe(tool.id);
+  });
+});
+
+describe('stop statements', () => {
+  it('a forced and a graceful stop each send their one fixed statement (rendered once), with the values of each call', async () => {
+    const sent = async (force: boolean, env: string, id: string) =>
+      (await sentQueries((db) => stop(db, env, id, force)))[0]!;
+    for (const force of [true, false]) {
+      const a = await sent(force, 'env_a', 'work_a');
+      const b = await sent(force, 'env_b', 'work_b');
+      expect(a).toBeInstanceOf(RenderedSql);
+      expect(renderSql(b).sql).toBe(renderSql(a).sql);
+      expect(renderSql(a).params).toEqual(expect.arrayContaining(['env_a', 'work_a']));
+      expect(renderSql(b).params).toEqual(expect.arrayContaining(['env_b', 'work_b']));
+    }
+    const forced = renderSql(await sent(true, 'env_a', 'work_a')).sql;
+    const graceful = renderSql(await sent(false, 'env_a', 'work_a')).sql;
+    expect(forced).not.toBe(graceful);
+    expect(graceful).toContain("'stopping'");
   });
 });
