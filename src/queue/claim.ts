@@ -1,8 +1,19 @@
 import { sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
 import { claimedFor, ITEM_COLUMNS, pickClaimable } from './sql.js';
 import type { Item, WorkKind } from './types.js';
+
+/** The claim, rendered once (fixed-sql.ts), its LIMIT 1 written in. */
+const CLAIM = fixedSql<'kind' | 'ttlMs'>(
+  sql`WITH ${pickClaimable(sql.placeholder('kind'), 1)}
+      UPDATE work_items w
+         SET ${claimedFor(sql.placeholder('ttlMs'))}
+        FROM picked
+       WHERE w.id = picked.id
+      RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed`,
+);
 
 /**
  * Leases the oldest available item of `kind` on the claim lane for `ttlMs`, or returns null
@@ -20,15 +31,7 @@ import type { Item, WorkKind } from './types.js';
  */
 export function claim(db: SqlHandle, kind: WorkKind, ttlMs: number): Promise<Item | null> {
   return withSpan('queue.claim', { 'work.kind': kind }, async (span) => {
-    const item = await maybeRow<Item>(
-      db,
-      sql`WITH ${pickClaimable(kind, 1)}
-      UPDATE work_items w
-         SET ${claimedFor(ttlMs)}
-        FROM picked
-       WHERE w.id = picked.id
-      RETURNING ${ITEM_COLUMNS}, picked.state = 'active' AS reclaimed`,
-    );
+    const item = await maybeRow<Item>(db, CLAIM({ kind, ttlMs }));
     if (item) {
       const attributes = { 'work.id': item.id, 'environment.id': item.environmentId, 'work.kind': kind };
       span.setAttributes({ ...attributes, 'work.reclaimed': item.reclaimed });

@@ -5,8 +5,9 @@
  * gets `LeaseLostError` instead of silently writing over the new holder's work.
  */
 import { sql } from 'drizzle-orm';
+import { fixedSql } from '../db/fixed-sql.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
-import { instant } from '../db/instant.js';
+import { instantOf, instantParts } from '../db/instant.js';
 import { interval, ts } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { LeaseLostError } from './errors.js';
@@ -15,12 +16,37 @@ import type { Item, Timestamp } from './types.js';
 /** The span attributes of a holder's write. */
 const held = (item: Item) => ({ 'work.id': item.id, 'environment.id': item.environmentId });
 
-/** The holder's predicate. A proof that names no instant can never be the current lease. */
-function HELD(item: Item) {
-  const proof = instant(item.lease);
-  if (!proof) throw new LeaseLostError(item.id, 'the lease is not a proof this queue issued');
-  return sql`id = ${item.id} AND state = 'active' AND lease_expires_at = ${proof}`;
+const p = sql.placeholder;
+
+/** The holder's predicate, on placeholders: the item, and its lease as an instant (db/instant.ts). */
+const HELD = sql`id = ${p('id')} AND state = 'active' AND lease_expires_at = ${instantOf(p('local'), p('offsetMinutes'))}`;
+
+type Proof = 'id' | 'local' | 'offsetMinutes';
+
+/** What HELD binds for `item`. A proof that names no instant can never be the current lease. */
+function proofOf(item: Item): Record<Proof, string | number> {
+  const parts = instantParts(item.lease);
+  if (!parts) throw new LeaseLostError(item.id, 'the lease is not a proof this queue issued');
+  return { id: item.id, local: parts.local, offsetMinutes: parts.offsetMinutes };
 }
+
+// Each statement rendered once (fixed-sql.ts): a holder's call fills in its item and proof.
+const EXTEND = fixedSql<Proof | 'ttlMs'>(
+  sql`UPDATE work_items SET lease_expires_at = now() + ${interval(p('ttlMs'))}, updated_at = now()
+       WHERE ${HELD}
+   RETURNING ${sql.raw(ts('lease_expires_at'))} AS lease`,
+);
+const HAND_BACK = {
+  stopped: fixedSql<Proof>(
+    sql`UPDATE work_items SET state = ${'stopped'}, lease_expires_at = NULL, updated_at = now(), stopped_at = now()
+         WHERE ${HELD} RETURNING 1 AS ok`,
+  ),
+  queued: fixedSql<Proof>(
+    sql`UPDATE work_items SET state = ${'queued'}, lease_expires_at = NULL, updated_at = now(), stopped_at = NULL
+         WHERE ${HELD} RETURNING 1 AS ok`,
+  ),
+};
+const ASSERT_LEASE = fixedSql<Proof>(sql`SELECT 1 AS ok FROM work_items WHERE ${HELD} FOR UPDATE`);
 
 /**
  * Renews the lease to `ttlMs` from now and stores the new proof in `item.lease`. No
@@ -28,12 +54,7 @@ function HELD(item: Item) {
  */
 export function extend(db: SqlHandle, item: Item, ttlMs: number): Promise<Timestamp> {
   return withSpan('queue.extend', held(item), async () => {
-    const row = await maybeRow<{ lease: Timestamp }>(
-      db,
-      sql`UPDATE work_items SET lease_expires_at = now() + ${interval(ttlMs)}, updated_at = now()
-           WHERE ${HELD(item)}
-       RETURNING ${sql.raw(ts('lease_expires_at'))} AS lease`,
-    );
+    const row = await maybeRow<{ lease: Timestamp }>(db, EXTEND({ ...proofOf(item), ttlMs }));
     if (!row) throw new LeaseLostError(item.id);
     item.lease = row.lease;
     return row.lease;
@@ -59,13 +80,7 @@ export function requeue(db: SqlHandle, item: Item): Promise<void> {
 }
 
 async function handBack(db: SqlHandle, item: Item, state: 'stopped' | 'queued'): Promise<void> {
-  const row = await maybeRow(
-    db,
-    sql`UPDATE work_items
-           SET state = ${state}, lease_expires_at = NULL, updated_at = now(),
-               stopped_at = ${state === 'stopped' ? sql`now()` : sql`NULL`}
-         WHERE ${HELD(item)} RETURNING 1 AS ok`,
-  );
+  const row = await maybeRow(db, HAND_BACK[state](proofOf(item)));
   if (!row) throw new LeaseLostError(item.id);
 }
 
@@ -78,7 +93,7 @@ async function handBack(db: SqlHandle, item: Item, state: 'stopped' | 'queued'):
  */
 export function assertLease(db: SqlHandle, item: Item): Promise<void> {
   return withSpan('queue.assert_lease', held(item), async () => {
-    const row = await maybeRow(db, sql`SELECT 1 AS ok FROM work_items WHERE ${HELD(item)} FOR UPDATE`);
+    const row = await maybeRow(db, ASSERT_LEASE(proofOf(item)));
     if (!row) throw new LeaseLostError(item.id);
   });
 }

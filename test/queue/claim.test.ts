@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { RenderedSql } from '../../src/db/fixed-sql.js';
 import { rows } from '../../src/db/handle.js';
+import { renderSql } from '../../src/db/render.js';
 import { claim, claimMany, complete, enqueue, LeaseLostError, poll } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import {
@@ -11,7 +13,7 @@ import {
   seedClaimItems,
   setupSession,
 } from '../helpers/factories.js';
-import { workRowsFetched } from '../helpers/plans.js';
+import { sentQueries, workRowsFetched } from '../helpers/plans.js';
 
 const MINUTE = 60_000;
 
@@ -220,5 +222,16 @@ describe('claim under contention on real PostgreSQL connections', () => {
       sql`SELECT count(*)::int AS n FROM work_items WHERE state <> 'stopped'`,
     );
     expect(left!.n).toBe(0);
+  });
+});
+
+describe('claim statement', () => {
+  it('sends one fixed statement (its text rendered once) with the kind and lease length of each call', async () => {
+    const [a] = await sentQueries((db) => claim(db, 'tool_exec', 30_000));
+    const [b] = await sentQueries((db) => claim(db, 'model_turn', 5_000));
+    expect(a).toBeInstanceOf(RenderedSql);
+    expect(renderSql(b!).sql).toBe(renderSql(a!).sql);
+    expect(renderSql(a!).params).toEqual(expect.arrayContaining(['tool_exec', 30_000]));
+    expect(renderSql(b!).params).toEqual(expect.arrayContaining(['model_turn', 5_000]));
   });
 });

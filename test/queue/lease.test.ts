@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { RenderedSql } from '../../src/db/fixed-sql.js';
+import { renderSql } from '../../src/db/render.js';
 import {
   assertLease,
   claim,
@@ -11,6 +13,7 @@ import {
 } from '../../src/queue/index.js';
 import { useTestDb } from '../helpers/db.js';
 import { backdateLease, readWork, setupSession } from '../helpers/factories.js';
+import { sentQueries } from '../helpers/plans.js';
 
 const MINUTE = 60_000;
 
@@ -134,5 +137,60 @@ describe('assert inside a transaction on real PostgreSQL connections', () => {
     const current = (await claim(t.db, 'web_exec', MINUTE))!;
     await expect(t.db.transaction((tx) => complete(tx, stale))).rejects.toThrow(LeaseLostError);
     expect(await readWork(t.db, current.id)).toMatchObject({ state: 'active', lease: current.lease });
+  });
+});
+
+describe('lease statements', () => {
+  const held = (id: string, lease: string): Item => ({
+    id,
+    environmentId: 'env_a',
+    sessionId: 'sess_a',
+    kind: 'tool_exec',
+    lease,
+    reclaimed: false,
+    claims: 1,
+    metadata: {},
+    traceContext: null,
+  });
+  const a = held('work_a', '2026-12-05T01:00:00.123456Z');
+  const b = held('work_b', '2026-12-05T03:00:00+02:00');
+  const calls = {
+    extend: (item: Item) => (db: Parameters<typeof extend>[0]) => extend(db, item, 30_000),
+    complete: (item: Item) => (db: Parameters<typeof complete>[0]) => complete(db, item),
+    requeue: (item: Item) => (db: Parameters<typeof requeue>[0]) => requeue(db, item),
+    assertLease: (item: Item) => (db: Parameters<typeof assertLease>[0]) => assertLease(db, item),
+  };
+
+  it.each(Object.keys(calls) as (keyof typeof calls)[])(
+    '%s sends one fixed statement (its text rendered once), bound to the item and its proof',
+    async (name) => {
+      const [first] = await sentQueries(calls[name](a));
+      const [second] = await sentQueries(calls[name](b));
+      expect(first).toBeInstanceOf(RenderedSql);
+      expect(renderSql(second!).sql).toBe(renderSql(first!).sql);
+      expect(renderSql(first!).params).toEqual(
+        expect.arrayContaining(['work_a', '2026-12-05T01:00:00.123456', 0]),
+      );
+      expect(renderSql(second!).params).toEqual(
+        expect.arrayContaining(['work_b', '2026-12-05T03:00:00', 120]),
+      );
+    },
+  );
+
+  it('complete and requeue hand the item back in statements of their own', async () => {
+    const [completed] = await sentQueries(calls.complete(a));
+    const [requeued] = await sentQueries(calls.requeue(a));
+    expect(renderSql(completed!).params).toContain('stopped');
+    expect(renderSql(requeued!).params).toContain('queued');
+    expect(renderSql(requeued!).sql).not.toBe(renderSql(completed!).sql);
+  });
+
+  it('a lease that names no instant sends nothing: the holder is told its lease is lost', async () => {
+    for (const name of Object.keys(calls) as (keyof typeof calls)[]) {
+      expect(await sentQueries(calls[name](held('work_a', 'not a time')))).toEqual([]);
+      await expect(
+        calls[name](held('work_a', 'not a time'))({ execute: async () => ({ rows: [] }) }),
+      ).rejects.toThrow(LeaseLostError);
+    }
   });
 });
