@@ -4,12 +4,14 @@
  * before the first credential it resolves and remembers that it did: once an isolate has
  * resolved it, no request pays a statement for it again.
  *
- * What is remembered is the value ensured, compared as it is: the very setting the host holds
- * for the life of the process or isolate, so keeping it exposes nothing new, and both sides
- * of the comparison come from the configuration, never from a caller. (Hashing it again to
- * compare digests cost every authenticated request about 5 µs.) A different value is ensured
- * again (retiring the earlier value's key, as a changed setting does on Node). A failed
- * ensure is not remembered, so the next request tries again.
+ * What is remembered is the value ensured: the very setting the host holds for the life of
+ * the process or isolate, so keeping it exposes nothing new. It is compared as it is, not in
+ * constant time like the secrets a caller presents: both sides come from the configuration,
+ * so no caller can time the comparison against a value of their choosing. (Hashing the value
+ * on every authenticated request and comparing digests in constant time had cost about 3 µs
+ * a request.) A different value is ensured again (retiring the earlier value's key, as a
+ * changed setting does on Node). A failed ensure is not remembered, so the next request
+ * tries again.
  *
  * A value that a newer one has replaced stays revoked (see `ensureConfiguredAdminKey`): the
  * isolate remembers it like any other, and the ensure that finds it so logs
