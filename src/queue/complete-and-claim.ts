@@ -1,9 +1,9 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { fixedSql } from '../db/fixed-sql.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
-import { instantOf, instantParts } from '../db/instant.js';
+import { instantParts } from '../db/instant.js';
 import { recordHandOut, withSpan } from '../telemetry/tracing.js';
-import { claimedFor, ITEM_COLUMNS, pickClaimable } from './sql.js';
+import { claimedFor, HELD, ITEM_COLUMNS, pickClaimable } from './sql.js';
 import type { Item, WorkKind } from './types.js';
 
 /** What `completeAndClaim` did: whether the held item was completed, and the next item, if any. */
@@ -71,9 +71,7 @@ const p = sql.placeholder;
 
 /** The step's statement for a held item with a proof or without, claiming anyway or only after a completion. */
 function stepStatement(withProof: boolean, onlyIfCompleted: boolean): SQL {
-  const held = withProof
-    ? sql`id = ${p('id')} AND state = 'active' AND lease_expires_at = ${instantOf(p('local'), p('offset'))}`
-    : sql`false`;
+  const held = withProof ? HELD : sql`false`;
   // Never the held item again; and read `settled`, so the completion ends before any lock.
   const after = sql`AND id <> ${p('id')}
            AND ${onlyIfCompleted ? sql`(SELECT completed FROM settled)` : sql`(SELECT completed FROM settled) IS NOT NULL`}`;

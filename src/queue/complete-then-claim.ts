@@ -1,7 +1,7 @@
 import type { SqlHandle } from '../db/handle.js';
-import { instant } from '../db/instant.js';
 import { type CompleteAndClaimResult, completeAndClaim } from './complete-and-claim.js';
 import { LeaseLostError } from './errors.js';
+import { proofOf } from './lease.js';
 import type { Item, WorkKind } from './types.js';
 
 /**
@@ -22,7 +22,7 @@ export async function completeThenClaim(
   kind: WorkKind,
   ttlMs: number,
 ): Promise<Item | null> {
-  if (!instant(item.lease)) throw new LeaseLostError(item.id, 'the lease is not a proof this queue issued');
+  proofOf(item); // A proof this queue never issued is a lost lease, told at once, as `complete` tells it.
   const { completed, next }: CompleteAndClaimResult = await completeAndClaim(db, item, kind, ttlMs, {
     onlyIfCompleted: true,
   });

@@ -7,32 +7,32 @@
 import { sql } from 'drizzle-orm';
 import { fixedSql } from '../db/fixed-sql.js';
 import { maybeRow, type SqlHandle } from '../db/handle.js';
-import { instantOf, instantParts } from '../db/instant.js';
+import { instantParts } from '../db/instant.js';
 import { interval, ts } from '../db/time.js';
 import { withSpan } from '../telemetry/tracing.js';
 import { LeaseLostError } from './errors.js';
+import { HELD } from './sql.js';
 import type { Item, Timestamp } from './types.js';
 
 /** The span attributes of a holder's write. */
 const held = (item: Item) => ({ 'work.id': item.id, 'environment.id': item.environmentId });
 
-const p = sql.placeholder;
+/** What a holder's statement binds for HELD (sql.ts). */
+type Proof = 'id' | 'local' | 'offset';
 
-/** The holder's predicate, on placeholders: the item, and its lease as an instant (db/instant.ts). */
-const HELD = sql`id = ${p('id')} AND state = 'active' AND lease_expires_at = ${instantOf(p('local'), p('offsetMinutes'))}`;
-
-type Proof = 'id' | 'local' | 'offsetMinutes';
-
-/** What HELD binds for `item`. A proof that names no instant can never be the current lease. */
-function proofOf(item: Item): Record<Proof, string | number> {
+/**
+ * The values HELD binds for `item`. A proof that names no instant can never be the current
+ * lease: the holder is told so at once, and nothing is sent.
+ */
+export function proofOf(item: Item): Record<Proof, string | number> {
   const parts = instantParts(item.lease);
   if (!parts) throw new LeaseLostError(item.id, 'the lease is not a proof this queue issued');
-  return { id: item.id, local: parts.local, offsetMinutes: parts.offsetMinutes };
+  return { id: item.id, local: parts.local, offset: parts.offsetMinutes };
 }
 
 // Each statement rendered once (fixed-sql.ts): a holder's call fills in its item and proof.
 const EXTEND = fixedSql<Proof | 'ttlMs'>(
-  sql`UPDATE work_items SET lease_expires_at = now() + ${interval(p('ttlMs'))}, updated_at = now()
+  sql`UPDATE work_items SET lease_expires_at = now() + ${interval(sql.placeholder('ttlMs'))}, updated_at = now()
        WHERE ${HELD}
    RETURNING ${sql.raw(ts('lease_expires_at'))} AS lease`,
 );

@@ -81,10 +81,15 @@ export function poll(
   });
 }
 
-type PollValue<T> = { environmentId: string | T; reservedBefore: number | T; fresh: string | T };
-
 /** The poll, after `recorded` (a poll's worker record, or nothing): values, or placeholders for them. */
-function pollStatement(recorded: SQL, v: PollValue<Placeholder>): SQL {
+function pollStatement(
+  recorded: SQL,
+  v: {
+    environmentId: string | Placeholder;
+    reservedBefore: number | Placeholder;
+    fresh: string | Placeholder;
+  },
+): SQL {
   return sql`WITH ${recorded} ${finalizeAbandonedCte(v.environmentId)}, ${pickPollable(v.environmentId, interval(v.reservedBefore))}
       UPDATE work_items w
          SET id = CASE WHEN picked.first THEN w.id ELSE ${v.fresh} END, ${reservedFor(DEFAULT_RECLAIM_MS)}

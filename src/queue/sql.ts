@@ -1,10 +1,11 @@
 /**
  * SQL fragments every queue statement shares: the projections, the wire scope and the claim
- * lane's predicates (the time rendering is `db/time.ts`). Each operation writes its own statement out whole in its own file; only what
+ * lane's predicates and the lease holder's (the time rendering is `db/time.ts`). Each operation writes its own statement out whole in its own file; only what
  * must be identical everywhere lives here.
  */
 import type { Placeholder } from 'drizzle-orm';
 import { type SQL, sql } from 'drizzle-orm';
+import { instantOf } from '../db/instant.js';
 import { interval, ts } from '../db/time.js';
 
 /** The `Work` projection's columns, one per field of `Work`, in its order. */
@@ -59,6 +60,14 @@ export function wireScopeOf(input: string): SQL {
   return sql.raw(`w.id = ANY (ARRAY(SELECT id FROM ${input})) AND w.id = b.id AND w.environment_id = b.env
            AND w.lane = 'poll'`);
 }
+
+/**
+ * The holder's predicate on a fixed statement's placeholders: the item `id`, still active, its
+ * lease the very instant the holder's proof names (`local` at `offset` minutes, db/instant.ts).
+ * Every single-item write of a lease holder fences on it.
+ */
+export const HELD = sql`id = ${sql.placeholder('id')} AND state = 'active'
+           AND lease_expires_at = ${instantOf(sql.placeholder('local'), sql.placeholder('offset'))}`;
 
 /** Whether the item's session has a tool call without an answer (an index probe, session_tool_calls_open_idx). */
 export const CALLS_OPEN = sql.raw(`EXISTS (SELECT 1 FROM session_tool_calls c

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type Database, maybeRow } from '../../src/db/handle.js';
 import { newId } from '../../src/ids.js';
 import { testApi } from '../helpers/api.js';
+import { countingDb } from '../helpers/counting-db.js';
 import { useTestDb } from '../helpers/db.js';
 import { lapseLease, leaseWindowMs, readWork } from '../helpers/factories.js';
 import { errorType, PLATFORM, platformSetup } from '../helpers/platform.js';
@@ -124,21 +125,6 @@ describe('POST /v1/platform/work/{id}/extend', () => {
     expect((await readWork(t.db, item.id))!.lease).toBe(item.lease);
   });
 });
-
-/** The app's database, counting the statements run on it outside transactions. */
-function countingDb(db: Database): { db: Database; statements: number } {
-  const counter = {
-    statements: 0,
-    db: {
-      execute: (query) => {
-        counter.statements++;
-        return db.execute(query);
-      },
-      transaction: (fn) => db.transaction(fn),
-    } as Database,
-  };
-  return counter;
-}
 
 /** The same instant rendered at +01:00, in the database (a JS Date would drop its microseconds). */
 async function shiftedByOneHour(db: Database, lease: string): Promise<string> {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { SqlHandle } from '../../src/db/handle.js';
 import { runOnce } from '../../src/housekeeping/index.js';
 import { finalizeAbandoned, poll, readSamples, reapPolls, recordPoll } from '../../src/queue/index.js';
+import { countingDb } from '../helpers/counting-db.js';
 import { useTestDb } from '../helpers/db.js';
 import {
   agePoll,
@@ -93,18 +94,12 @@ describe.each(['pg', 'pglite'] as const)('housekeeping (%s)', (driver) => {
     const target = await setupSession(t.db);
     await insertWork(t.db, target, { state: 'stopping', leaseInMs: -1_000, count: 60 });
     await insertPolls(t.db, target.environmentId, 3, 60_000);
-    let statements = 0;
-    const counting: SqlHandle = {
-      execute: (query) => {
-        statements++;
-        return t.db.execute(query);
-      },
-    };
-    expect(await finalizeAbandoned(counting, { batch: 50 })).toBe(60);
-    expect(statements).toBe(2);
-    statements = 0;
-    expect(await reapPolls(counting, { batch: 5 })).toBe(3);
-    expect(statements).toBe(1);
+    const counted = countingDb(t.db);
+    expect(await finalizeAbandoned(counted.db, { batch: 50 })).toBe(60);
+    expect(counted.statements).toBe(2);
+    counted.statements = 0;
+    expect(await reapPolls(counted.db, { batch: 5 })).toBe(3);
+    expect(counted.statements).toBe(1);
   });
 
   it('finalizeAbandoned drains a backlog larger than one batch in a single default run', async () => {
